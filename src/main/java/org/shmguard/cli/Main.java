@@ -1,0 +1,81 @@
+package org.shmguard.cli;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import org.shmguard.config.ConfigException;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code shmguard} command line. Exit status: 0 ok, 1 a problem found, 2 usage,
+ * 70 internal error, 78 bad configuration (EX_CONFIG).
+ */
+@Command(name = "shmguard", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+    description = "Keeps every shared-memory tmpfs on a GPU host healthy: finds NCCL segments leaked by dead jobs, proves nobody holds them, and reaps them with evidence.",
+    subcommands = {ScanCommand.class, CleanCommand.class, DaemonCommand.class, CommandLine.HelpCommand.class},
+    footer = {"", "Exit status: 0 ok, 1 a problem found, 2 usage, 70 internal error, 78 bad configuration.",
+        "Configuration: /etc/shmguard/shmguard.yaml (see the README for every key)."})
+public final class Main implements Runnable {
+  public static final int EXIT_OK = 0;
+  public static final int EXIT_PROBLEM = 1;
+  public static final int EXIT_USAGE = 2;
+  public static final int EXIT_SOFTWARE = 70;
+  public static final int EXIT_CONFIG = 78;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  public static void main(String[] args) {
+    System.exit(run(args));
+  }
+
+  /** Runs a command line and returns its exit status, without exiting. */
+  public static int run(String... args) {
+    return run(new java.io.PrintWriter(System.out, true), new java.io.PrintWriter(System.err, true), args);
+  }
+
+  /** Runs a command line with its output going to {@code out} and {@code err}; returns the exit status. */
+  public static int run(java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
+    quietLogging();
+    CommandLine cli = new CommandLine(new Main());
+    cli.setOut(out);
+    cli.setErr(err);
+    cli.setUsageHelpWidth(100);
+    cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
+      if (ex instanceof ConfigException ce) {
+        cmd.getErr().println("shmguard: bad configuration: " + ce.format());
+        return EXIT_CONFIG;
+      }
+      cmd.getErr().println("shmguard: internal error: " + ex);
+      ex.printStackTrace(cmd.getErr());
+      return EXIT_SOFTWARE;
+    });
+    return cli.execute(args);
+  }
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: scan, clean or daemon");
+  }
+
+  /** One-shot commands print their results; log lines below a warning would only get in the way. */
+  private static void quietLogging() {
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    if (System.getProperty("logback.configurationFile") == null) {
+      root.setLevel(Level.WARN);
+    }
+  }
+
+  static void setLogLevel(String level) {
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    root.setLevel(Level.toLevel(level, Level.INFO));
+  }
+
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      String v = Main.class.getPackage().getImplementationVersion();
+      return new String[] {"shmguard " + (v == null ? "(development build)" : v)};
+    }
+  }
+}

@@ -1,0 +1,117 @@
+package org.shmguard.cli;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.shmguard.model.HolderRef;
+import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.ShmMount;
+import org.shmguard.model.Snapshot;
+import org.shmguard.policy.Assessment;
+import org.shmguard.policy.Judgement;
+import org.shmguard.policy.MountReport;
+
+/**
+ * What {@code scan --json} prints: a stable, documented shape built from a judgement. Field names
+ * are part of shmguard's interface; add fields, never rename them.
+ */
+public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<SegmentView> segments) {
+
+  public record Pass(int processes, boolean complete, boolean hostPidNamespace, List<String> problems, List<String> warnings) {}
+
+  public record MountView(
+      String path,
+      String mountPoint,
+      String dev,
+      String origin,
+      String container,
+      String namespace,
+      String options,
+      Long sizeBytes,
+      Long usedBytes,
+      Long freeBytes,
+      Double usedPercent,
+      long hiddenBytes,
+      int segments,
+      List<HiddenView> hidden) {}
+
+  public record HiddenView(String path, long bytes, List<HolderView> holders) {}
+
+  public record HolderView(int pid, String command, int uid, String user, String container, List<String> access) {}
+
+  public record SegmentView(
+      String mount,
+      String name,
+      long sizeBytes,
+      long allocatedBytes,
+      long ageSeconds,
+      String kind,
+      String verdict,
+      String reason,
+      List<HolderView> holders,
+      List<HolderView> lastHolders) {}
+
+  public static ScanView of(Judgement j) {
+    Snapshot snap = j.snapshot();
+    List<MountView> mounts = new ArrayList<>();
+    for (MountReport r : j.mounts()) {
+      ShmMount m = r.mount();
+      ShmMount.Usage u = m.usage();
+      List<HiddenView> hidden = new ArrayList<>();
+      for (MountReport.Hidden h : r.hidden()) {
+        List<HolderView> hv = new ArrayList<>();
+        for (int pid : h.pids()) {
+          hv.add(holder(snap.processes().get(pid), pid, accessOf(snap.holders().holders(h.key()), pid)));
+        }
+        hidden.add(new HiddenView(h.path(), h.bytes(), hv));
+      }
+      mounts.add(new MountView(m.path(), m.mountPoint(), m.dev().toString(), m.origin().label(), m.container(),
+          m.namespace(), m.options(),
+          u == null ? null : u.sizeBytes(), u == null ? null : u.usedBytes(), u == null ? null : u.freeBytes(),
+          u == null ? null : Math.round(u.usedFraction() * 1000) / 10.0,
+          r.hiddenBytes(), r.segments(), hidden));
+    }
+    List<SegmentView> segments = new ArrayList<>();
+    for (Assessment a : j.segments()) {
+      segments.add(segment(a, snap));
+    }
+    return new ScanView(snap.takenAt().toString(),
+        new Pass(snap.processesScanned(), snap.complete(), snap.hostPidNamespace(), snap.problems(), snap.warnings()),
+        mounts, segments);
+  }
+
+  static SegmentView segment(Assessment a, Snapshot snap) {
+    Map<Integer, List<String>> byPid = new LinkedHashMap<>();
+    for (HolderRef h : a.holders()) {
+      byPid.computeIfAbsent(h.pid(), p -> new ArrayList<>()).add(h.access().label());
+    }
+    List<HolderView> holders = new ArrayList<>();
+    byPid.forEach((pid, access) -> holders.add(holder(snap.processes().get(pid), pid, access)));
+    List<HolderView> last = new ArrayList<>();
+    for (ProcessInfo p : a.lastHolders()) {
+      last.add(holder(p, p.pid(), List.of()));
+    }
+    ShmMount m = a.mount();
+    return new SegmentView(m == null ? a.segment().mountDev().toString() : m.displayName(),
+        a.segment().displayName(), a.segment().sizeBytes(), a.segment().allocatedBytes(), a.age().toSeconds(),
+        a.kind(), a.verdict().label(), a.reason(), holders, last);
+  }
+
+  private static List<String> accessOf(List<HolderRef> refs, int pid) {
+    List<String> out = new ArrayList<>();
+    for (HolderRef r : refs) {
+      if (r.pid() == pid && !out.contains(r.access().label())) {
+        out.add(r.access().label());
+      }
+    }
+    return out;
+  }
+
+  private static HolderView holder(ProcessInfo p, int pid, List<String> access) {
+    if (p == null) {
+      return new HolderView(pid, null, -1, null, null, access);
+    }
+    return new HolderView(pid, p.command(), p.uid(), p.user(), p.container(), access);
+  }
+}

@@ -1,0 +1,94 @@
+package org.shmguard.cli;
+
+import java.util.List;
+import org.shmguard.engine.Engine;
+import org.shmguard.model.ShmMount;
+import org.shmguard.model.Snapshot;
+import org.shmguard.policy.Assessment;
+import org.shmguard.policy.Durations;
+import org.shmguard.policy.Judgement;
+import org.shmguard.policy.MountReport;
+import org.shmguard.remedy.ReapOutcome;
+
+/** The human forms of scan and clean. */
+final class TextReport {
+  private TextReport() {}
+
+  static String scan(Judgement j) {
+    Snapshot snap = j.snapshot();
+    StringBuilder out = new StringBuilder();
+    Table mounts = new Table("MOUNT", "DEV", "SIZE", "USED", "FREE", "USE%", "HIDDEN", "FILES", "ORIGIN");
+    for (MountReport r : j.mounts()) {
+      ShmMount m = r.mount();
+      ShmMount.Usage u = m.usage();
+      mounts.row(m.displayName(), m.dev(), u == null ? "?" : Bytes.human(u.sizeBytes()), u == null ? "?" : Bytes.human(u.usedBytes()),
+          u == null ? "?" : Bytes.human(u.freeBytes()), u == null ? "?" : Math.round(u.usedFraction() * 100) + "%",
+          Bytes.human(r.hiddenBytes()), r.segments(), m.origin().label());
+    }
+    out.append(mounts.isEmpty() ? "No shm mounts found.\n" : mounts.render());
+    for (MountReport r : j.mounts()) {
+      for (MountReport.Hidden h : r.hidden()) {
+        out.append("  hidden in ").append(r.mount().displayName()).append(": ").append(Bytes.human(h.bytes()))
+            .append(" ").append(h.path()).append(" held by ").append(describe(snap, h.pids())).append('\n');
+      }
+    }
+    out.append('\n');
+    if (j.segments().isEmpty()) {
+      out.append("No files in the watched mounts.\n");
+    } else {
+      Table segs = new Table("MOUNT", "NAME", "ALLOC", "AGE", "KIND", "VERDICT", "HOLDERS / REASON");
+      for (Assessment a : j.segments()) {
+        String who = a.holders().isEmpty() ? a.reason() : describe(snap, a.holders().stream().map(h -> h.pid()).distinct().toList());
+        segs.row(a.mount() == null ? "?" : a.mount().displayName(), a.segment().displayName(),
+            Bytes.human(a.segment().allocatedBytes()), Durations.human(a.age()), a.kind(), a.verdict().label(), who);
+      }
+      out.append(segs.render());
+    }
+    footer(out, j);
+    return out.toString();
+  }
+
+  static String clean(Engine.Pass pass) {
+    Judgement j = pass.judgement();
+    StringBuilder out = new StringBuilder();
+    if (pass.outcomes().isEmpty()) {
+      long leaked = j.segments().stream().filter(a -> a.verdict().reapable()).count();
+      out.append(leaked == 0 ? "Nothing to reap" : leaked + " leaked, none reaped")
+          .append(" (").append(j.segments().size()).append(" files in ").append(j.mounts().size()).append(" mounts).\n");
+    }
+    long bytes = 0;
+    for (ReapOutcome o : pass.outcomes()) {
+      Assessment a = o.candidate();
+      out.append(String.format("%-10s %s/%s  %s  %s, age %s: %s%n", o.result().label(),
+          a.mount().displayName(), a.segment().displayName(), Bytes.human(a.segment().allocatedBytes()), a.kind(),
+          Durations.human(a.age()), o.detail()));
+      if (o.result() == ReapOutcome.Result.REAPED || o.result() == ReapOutcome.Result.WOULD_REAP) {
+        bytes += a.segment().allocatedBytes();
+      }
+    }
+    if (!pass.outcomes().isEmpty()) {
+      out.append(pass.dryRun() ? "Would free " : "Freed ").append(Bytes.human(bytes)).append(".\n");
+    }
+    footer(out, j);
+    return out.toString();
+  }
+
+  private static void footer(StringBuilder out, Judgement j) {
+    Snapshot snap = j.snapshot();
+    for (String w : snap.warnings()) {
+      out.append("warning: ").append(w).append('\n');
+    }
+    for (String b : j.plan().blockers()) {
+      out.append("not reaping: ").append(b).append('\n');
+    }
+  }
+
+  private static String describe(Snapshot snap, List<Integer> pids) {
+    StringBuilder sb = new StringBuilder();
+    for (int pid : pids) {
+      var info = snap.processes().get(pid);
+      sb.append(sb.length() == 0 ? "" : ", ").append(info == null ? "pid " + pid : info.describe());
+    }
+    return sb.toString();
+  }
+}

@@ -1,0 +1,125 @@
+package org.shmguard.config;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Loads the configuration: an explicit file, else /etc/shmguard/shmguard.yaml if present, else
+ * the built-in defaults (the shipped config/shmguard.yaml, bundled in the jar). A file's keys
+ * override the defaults one by one.
+ *
+ * <pre>{@code
+ * Config c = ConfigLoader.resolve(null);            // the system file or the defaults
+ * Config c = ConfigLoader.load(Path.of("my.yaml")); // a file over the defaults
+ * }</pre>
+ */
+public final class ConfigLoader {
+  public static final Path SYSTEM_FILE = Path.of("/etc/shmguard/shmguard.yaml");
+  public static final String DEFAULTS_RESOURCE = "/org/shmguard/config/shmguard.yaml";
+  public static final String DEFAULTS_SOURCE = "built-in defaults";
+
+  private ConfigLoader() {}
+
+  /** The configuration to run with: {@code explicit} if given, else the system file if it exists, else the defaults. */
+  public static Config resolve(Path explicit) throws ConfigException {
+    if (explicit != null) {
+      return load(explicit);
+    }
+    if (Files.exists(SYSTEM_FILE)) {
+      return load(SYSTEM_FILE);
+    }
+    return defaults();
+  }
+
+  /** The built-in defaults. */
+  public static Config defaults() throws ConfigException {
+    return Config.from(DEFAULTS_SOURCE, defaultValues());
+  }
+
+  /** A file's settings over the defaults. */
+  public static Config load(Path file) throws ConfigException {
+    String source = file.toString();
+    try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      return parse(r, source);
+    } catch (NoSuchFileException e) {
+      throw new ConfigException(source, 0, null, "no such file");
+    } catch (IOException e) {
+      throw new ConfigException(source, 0, null, "cannot read: " + e.getMessage());
+    }
+  }
+
+  /** YAML text's settings over the defaults; {@code source} names it in messages. */
+  public static Config parse(Reader yaml, String source) throws ConfigException {
+    Map<String, Object> values = defaultValues();
+    values.putAll(validate(YamlNode.parse(yaml, source), source));
+    return Config.from(source, values);
+  }
+
+  private static Map<String, Object> defaultValues() throws ConfigException {
+    try (InputStream in = ConfigLoader.class.getResourceAsStream(DEFAULTS_RESOURCE)) {
+      if (in == null) {
+        throw new IllegalStateException("the built-in defaults " + DEFAULTS_RESOURCE + " are missing from the jar");
+      }
+      Map<String, Object> values = validate(YamlNode.parse(new InputStreamReader(in, StandardCharsets.UTF_8), DEFAULTS_SOURCE), DEFAULTS_SOURCE);
+      for (String key : ConfigSchema.KEYS.keySet()) {
+        if (!values.containsKey(key)) {
+          throw new IllegalStateException("the built-in defaults lack " + key);
+        }
+      }
+      return values;
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read the built-in defaults", e);
+    }
+  }
+
+  /** Checks every key against the schema and reads its value. */
+  static Map<String, Object> validate(YamlNode root, String source) throws ConfigException {
+    Map<String, Object> values = new HashMap<>();
+    if (root.isNull()) {
+      return values;
+    }
+    if (!root.isMap()) {
+      throw new ConfigException(source, root.line(), null,
+          "the configuration must be a mapping of keys (" + String.join(", ", ConfigSchema.childrenOf("")) + ")");
+    }
+    walk(root, "", source, values);
+    return values;
+  }
+
+  private static void walk(YamlNode section, String path, String source, Map<String, Object> values) throws ConfigException {
+    for (Map.Entry<String, YamlNode> e : section.map().entrySet()) {
+      String key = path.isEmpty() ? e.getKey() : path + "." + e.getKey();
+      YamlNode node = e.getValue();
+      ValueType<?> type = ConfigSchema.KEYS.get(key);
+      if (type != null) {
+        try {
+          values.put(key, type.parse(node));
+        } catch (IllegalArgumentException bad) {
+          throw new ConfigException(source, node.line(), key, bad.getMessage() + "; allowed: " + type.allowed());
+        }
+      } else if (ConfigSchema.isSection(key)) {
+        if (node.isNull()) {
+          continue; // "reap:" with nothing under it keeps every default
+        }
+        if (!node.isMap()) {
+          throw new ConfigException(source, node.line(), key,
+              "must be a mapping with the keys " + String.join(", ", ConfigSchema.childrenOf(key)));
+        }
+        walk(node, key, source, values);
+      } else {
+        Set<String> allowed = ConfigSchema.childrenOf(path);
+        throw new ConfigException(source, node.line(), key,
+            "unknown key; allowed " + (path.isEmpty() ? "at the top level" : "under " + path) + ": " + String.join(", ", allowed));
+      }
+    }
+  }
+}

@@ -1,0 +1,50 @@
+package org.shmguard.config;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Every configuration key, by dotted path, with the kind of value it takes. A key not listed
+ * here is an error; every key listed here must have its default in the shipped config/shmguard.yaml.
+ */
+final class ConfigSchema {
+  static final Map<String, ValueType<?>> KEYS = build();
+
+  private ConfigSchema() {}
+
+  private static Map<String, ValueType<?>> build() {
+    Map<String, ValueType<?>> k = new LinkedHashMap<>();
+    k.put("mounts", Types.mounts());
+    k.put("reap.dryRun", Types.bool());
+    k.put("reap.grace", Types.duration(Duration.ZERO, Duration.ofDays(30)));
+    k.put("reap.patterns", Types.globs());
+    k.put("reap.deny", Types.globs());
+    k.put("reap.requireHostPidNamespace", Types.bool());
+    k.put("daemon.interval", Types.duration(Duration.ofMillis(100), Duration.ofDays(1)));
+    k.put("log.level", Types.oneOf("error", "warn", "info", "debug"));
+    return Map.copyOf(k);
+  }
+
+  /** True when {@code path} names a section (a mapping of keys), such as "reap". */
+  static boolean isSection(String path) {
+    String prefix = path + ".";
+    return KEYS.keySet().stream().anyMatch(key -> key.startsWith(prefix));
+  }
+
+  /** The names allowed directly under {@code section} ("" for the top level). */
+  static Set<String> childrenOf(String section) {
+    String prefix = section.isEmpty() ? "" : section + ".";
+    Set<String> names = new TreeSet<>();
+    for (String key : KEYS.keySet()) {
+      if (key.startsWith(prefix)) {
+        String rest = key.substring(prefix.length());
+        int dot = rest.indexOf('.');
+        names.add(dot < 0 ? rest : rest.substring(0, dot));
+      }
+    }
+    return names;
+  }
+}

@@ -1,0 +1,199 @@
+package org.shmguard.config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.shmguard.policy.Durations;
+import org.shmguard.policy.Glob;
+
+/** The kinds of value configuration keys take. */
+final class Types {
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
+  private static final Pattern SIZE = Pattern.compile("(\\d+)([kKmMgGtT]?)(i?[bB]?)");
+
+  private Types() {}
+
+  static ValueType<Boolean> bool() {
+    return scalar("true or false", text -> {
+      String t = text.toLowerCase(Locale.ROOT);
+      if (t.equals("true") || t.equals("false")) {
+        return Boolean.valueOf(t);
+      }
+      throw new IllegalArgumentException("\"" + text + "\" is not a boolean");
+    });
+  }
+
+  static ValueType<Duration> duration(Duration min, Duration max) {
+    String allowed = "a duration from " + Durations.human(min) + " to " + Durations.human(max)
+        + ": a whole number with a unit ms, s, m, h or d (such as 500ms, 30s, 2m)";
+    return scalar(allowed, text -> {
+      Duration d = parseDuration(text);
+      if (d == null) {
+        throw new IllegalArgumentException("\"" + text + "\" is not a duration");
+      }
+      if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+        throw new IllegalArgumentException(text + " is out of range");
+      }
+      return d;
+    });
+  }
+
+  /** A byte count: a whole number with an optional binary suffix k, M, G or T (64M, 2G). */
+  static ValueType<Long> size(long min, long max) {
+    return scalar("a size such as 64M, 2G or 1073741824 (k, M, G, T are powers of 1024)", text -> {
+      Long v = parseSize(text);
+      if (v == null) {
+        throw new IllegalArgumentException("\"" + text + "\" is not a size");
+      }
+      if (v < min || v > max) {
+        throw new IllegalArgumentException(text + " is out of range");
+      }
+      return v;
+    });
+  }
+
+  static ValueType<Integer> integer(int min, int max) {
+    return scalar("a whole number from " + min + " to " + max, text -> {
+      try {
+        int v = Integer.parseInt(text);
+        if (v < min || v > max) {
+          throw new IllegalArgumentException(text + " is out of range");
+        }
+        return v;
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("\"" + text + "\" is not a whole number");
+      }
+    });
+  }
+
+  static ValueType<String> oneOf(String... choices) {
+    List<String> list = List.of(choices);
+    return scalar("one of " + String.join(", ", list), text -> {
+      if (!list.contains(text)) {
+        throw new IllegalArgumentException("\"" + text + "\" is not allowed");
+      }
+      return text;
+    });
+  }
+
+  /** Any string; {@code emptyAllowed} lets "" turn a feature off. */
+  static ValueType<String> string(String allowed) {
+    return scalar(allowed, text -> text);
+  }
+
+  static ValueType<String> absolutePath() {
+    return scalar("an absolute path", text -> {
+      if (!text.startsWith("/")) {
+        throw new IllegalArgumentException("\"" + text + "\" is not an absolute path");
+      }
+      return text;
+    });
+  }
+
+  static ValueType<List<Glob>> globs() {
+    return list("a list of file name patterns such as \"nccl-*\" (* ? and [a-z], no '/')", Glob::of);
+  }
+
+  static ValueType<List<String>> mounts() {
+    return list("a list whose items are auto or absolute tmpfs mount points", text -> {
+      if (!text.equals("auto") && !text.startsWith("/")) {
+        throw new IllegalArgumentException("\"" + text + "\" is neither auto nor an absolute path");
+      }
+      return text;
+    });
+  }
+
+  private static <T> ValueType<T> scalar(String allowed, Function<String, T> parse) {
+    return new ValueType<>() {
+      @Override
+      public T parse(YamlNode node) {
+        if (node.isNull()) {
+          throw new IllegalArgumentException("no value given");
+        }
+        if (node.isMap() || node.isList()) {
+          throw new IllegalArgumentException("a single value is needed here, not a " + (node.isMap() ? "mapping" : "list"));
+        }
+        return parse.apply(node.text().trim());
+      }
+
+      @Override
+      public String allowed() {
+        return allowed;
+      }
+    };
+  }
+
+  private static <T> ValueType<List<T>> list(String allowed, Function<String, T> item) {
+    return new ValueType<>() {
+      @Override
+      public List<T> parse(YamlNode node) {
+        if (node.isNull()) {
+          return List.of();
+        }
+        if (!node.isList()) {
+          throw new IllegalArgumentException("a list is needed here");
+        }
+        List<T> out = new ArrayList<>();
+        for (YamlNode n : node.list()) {
+          if (n.isNull() || n.isMap() || n.isList()) {
+            throw new IllegalArgumentException("every item must be a single value");
+          }
+          out.add(item.apply(n.text()));
+        }
+        return List.copyOf(out);
+      }
+
+      @Override
+      public String allowed() {
+        return allowed;
+      }
+    };
+  }
+
+  static Duration parseDuration(String text) {
+    Matcher m = DURATION.matcher(text);
+    if (!m.matches()) {
+      return null;
+    }
+    long n;
+    try {
+      n = Long.parseLong(m.group(1));
+    } catch (NumberFormatException e) {
+      return null;
+    }
+    return switch (m.group(2)) {
+      case "ms" -> Duration.ofMillis(n);
+      case "s" -> Duration.ofSeconds(n);
+      case "m" -> Duration.ofMinutes(n);
+      case "h" -> Duration.ofHours(n);
+      default -> Duration.ofDays(n);
+    };
+  }
+
+  static Long parseSize(String text) {
+    Matcher m = SIZE.matcher(text);
+    if (!m.matches() || (!m.group(3).isEmpty() && m.group(2).isEmpty() && !m.group(3).equalsIgnoreCase("b"))) {
+      return null;
+    }
+    int shift = switch (m.group(2).toLowerCase(Locale.ROOT)) {
+      case "k" -> 10;
+      case "m" -> 20;
+      case "g" -> 30;
+      case "t" -> 40;
+      default -> 0;
+    };
+    try {
+      long n = Long.parseLong(m.group(1));
+      if (n > (Long.MAX_VALUE >> shift)) {
+        return null;
+      }
+      return n << shift;
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+}

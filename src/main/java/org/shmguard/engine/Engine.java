@@ -1,0 +1,74 @@
+package org.shmguard.engine;
+
+import java.time.Clock;
+import java.util.List;
+import org.shmguard.config.Config;
+import org.shmguard.host.HostPaths;
+import org.shmguard.host.Observer;
+import org.shmguard.model.Snapshot;
+import org.shmguard.policy.HolderHistory;
+import org.shmguard.policy.Judge;
+import org.shmguard.policy.Judgement;
+import org.shmguard.policy.ReapPolicy;
+import org.shmguard.remedy.ReapOutcome;
+import org.shmguard.remedy.Reaper;
+
+/**
+ * The pipeline, observe then decide then act, shared by the one-shot commands and the daemon.
+ * It keeps the holder history between passes, so a long-lived engine reaps a segment as soon as
+ * its last holder exits.
+ *
+ * <pre>{@code
+ * Engine engine = Engine.create(config, HostPaths.system());
+ * Engine.Pass pass = engine.clean(false);
+ * }</pre>
+ */
+public final class Engine {
+  private final Observer observer;
+  private final Reaper reaper;
+  private final ReapPolicy policy;
+  private final boolean dryRun;
+  private HolderHistory history = HolderHistory.empty();
+
+  Engine(Observer observer, Reaper reaper, ReapPolicy policy, boolean dryRun) {
+    this.observer = observer;
+    this.reaper = reaper;
+    this.policy = policy;
+    this.dryRun = dryRun;
+  }
+
+  public static Engine create(Config config, HostPaths paths) {
+    return create(config, paths, Clock.systemUTC());
+  }
+
+  public static Engine create(Config config, HostPaths paths, Clock clock) {
+    Observer observer = new Observer(paths, config.autoDiscover(), config.mountPaths(), clock);
+    return new Engine(observer, new Reaper(observer.holderScanner()::scan), config.reap().policy(), config.reap().dryRun());
+  }
+
+  /** One judgement and, when reaping ran, what was done. */
+  public record Pass(Judgement judgement, List<ReapOutcome> outcomes, boolean dryRun) {
+    public Pass {
+      outcomes = List.copyOf(outcomes);
+    }
+  }
+
+  /** Observe and decide; nothing on the host changes. */
+  public synchronized Judgement judge() {
+    Snapshot snap = observer.observe();
+    Judgement j = Judge.judge(snap, history, policy);
+    history = history.next(snap);
+    return j;
+  }
+
+  /** Observe, decide and reap what is leaked; {@code forceDryRun} or the configuration's dryRun only reports. */
+  public synchronized Pass clean(boolean forceDryRun) {
+    Judgement j = judge();
+    boolean dry = forceDryRun || dryRun;
+    return new Pass(j, reaper.execute(j.plan(), dry), dry);
+  }
+
+  public ReapPolicy policy() {
+    return policy;
+  }
+}

@@ -1,0 +1,89 @@
+package org.shmguard.host;
+
+import java.io.IOException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.shmguard.model.Dev;
+import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.Segment;
+import org.shmguard.model.ShmMount;
+import org.shmguard.model.Snapshot;
+import org.shmguard.nativ.FsUsage;
+import org.shmguard.nativ.Linux;
+
+/**
+ * The observe stage: mounts, their segments, one /proc pass for holders, capacity, frozen into a
+ * {@link Snapshot}. It reads the host and decides nothing.
+ *
+ * <pre>{@code
+ * Observer observer = new Observer(HostPaths.system(), true, List.of(), Clock.systemUTC());
+ * Snapshot snap = observer.observe();
+ * }</pre>
+ */
+public final class Observer {
+  private final MountDiscovery discovery;
+  private final SegmentLister lister;
+  private final HolderScanner holders;
+  private final ProcessDetails details;
+  private final boolean auto;
+  private final List<String> configured;
+  private final Clock clock;
+
+  public Observer(HostPaths paths, boolean auto, List<String> configured, Clock clock) {
+    this.discovery = new MountDiscovery(paths);
+    this.lister = new SegmentLister();
+    this.holders = new HolderScanner(paths);
+    this.details = new ProcessDetails(paths);
+    this.auto = auto;
+    this.configured = List.copyOf(configured);
+    this.clock = clock;
+  }
+
+  public HolderScanner holderScanner() {
+    return holders;
+  }
+
+  public Snapshot observe() {
+    var takenAt = clock.instant();
+    MountDiscovery.Result found = discovery.discover(auto, configured);
+    List<String> warnings = new ArrayList<>(found.warnings());
+    List<ShmMount> mounts = new ArrayList<>();
+    List<Segment> segments = new ArrayList<>();
+    Set<Dev> devs = new LinkedHashSet<>();
+    for (ShmMount m : found.mounts()) {
+      SegmentLister.Listing listing = lister.list(m);
+      if (listing.problem() != null) {
+        warnings.add(listing.problem());
+        continue;
+      }
+      segments.addAll(listing.segments());
+      mounts.add(m.withUsage(usage(m, warnings)));
+      devs.add(m.dev());
+    }
+    HolderPass pass = holders.scan(devs);
+    Map<Integer, ProcessInfo> infos = new HashMap<>();
+    for (int pid : pass.index().pids()) {
+      ProcessInfo info = details.read(pid);
+      if (info != null) {
+        infos.put(pid, info);
+      }
+    }
+    return new Snapshot(takenAt, mounts, segments, pass.index(), pass.livePids(), infos, pass.problems(),
+        warnings, PidNamespace.isInitial(), pass.processes());
+  }
+
+  private static ShmMount.Usage usage(ShmMount m, List<String> warnings) {
+    try {
+      FsUsage u = Linux.get().statvfs(m.path());
+      return new ShmMount.Usage(u.sizeBytes(), u.usedBytes(), u.availableBytes(), u.inodes(), u.freeInodes());
+    } catch (IOException e) {
+      warnings.add("cannot measure " + m.path() + ": " + e.getMessage());
+      return null;
+    }
+  }
+}

@@ -1,0 +1,81 @@
+package org.shmguard.model;
+
+import java.time.Instant;
+import java.util.Objects;
+import org.shmguard.nativ.Names;
+
+/**
+ * A regular file directly in a watched mount's root, as lstat saw it during a scan.
+ *
+ * @param name the raw name (not necessarily UTF-8)
+ * @param sizeBytes st_size
+ * @param allocatedBytes st_blocks * 512: what the file takes from the tmpfs
+ * @param ctimeNanos ctime in nanoseconds since the epoch, part of the identity the reaper re-checks
+ */
+public record Segment(
+    Dev mountDev,
+    byte[] name,
+    long ino,
+    long sizeBytes,
+    long allocatedBytes,
+    int mode,
+    int uid,
+    int nlink,
+    long mtimeNanos,
+    long ctimeNanos) {
+
+  public Segment {
+    Objects.requireNonNull(mountDev, "mountDev");
+    Objects.requireNonNull(name, "name");
+    name = name.clone();
+  }
+
+  @Override
+  public byte[] name() {
+    return name.clone();
+  }
+
+  public FileKey key() {
+    return new FileKey(mountDev, ino);
+  }
+
+  public String displayName() {
+    return Names.display(name);
+  }
+
+  /** The name as text, for pattern matching: bytes that are not UTF-8 become U+FFFD and match no literal. */
+  public String nameText() {
+    return new String(name, java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /** The last change: the later of mtime and ctime. */
+  public Instant lastChange() {
+    long nanos = Math.max(mtimeNanos, ctimeNanos);
+    return Instant.ofEpochSecond(Math.floorDiv(nanos, 1_000_000_000L), Math.floorMod(nanos, 1_000_000_000L));
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Segment s
+        && s.mountDev.equals(mountDev)
+        && java.util.Arrays.equals(s.name, name)
+        && s.ino == ino
+        && s.sizeBytes == sizeBytes
+        && s.allocatedBytes == allocatedBytes
+        && s.mode == mode
+        && s.uid == uid
+        && s.nlink == nlink
+        && s.mtimeNanos == mtimeNanos
+        && s.ctimeNanos == ctimeNanos;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(mountDev, java.util.Arrays.hashCode(name), ino, ctimeNanos);
+  }
+
+  @Override
+  public String toString() {
+    return "Segment[" + displayName() + " " + key() + " " + sizeBytes + "B]";
+  }
+}

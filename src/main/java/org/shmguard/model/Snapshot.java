@@ -1,0 +1,63 @@
+package org.shmguard.model;
+
+import java.time.Instant;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Everything one observation saw, frozen: the decide stage reads only this.
+ *
+ * @param livePids every pid the /proc pass listed
+ * @param processes details of every process that holds something on a watched mount
+ * @param problems why the pass cannot be trusted for reaping; empty when it read every process
+ * @param warnings things an operator should know that do not stop reaping
+ * @param hostPidNamespace whether shmguard runs in a PID namespace that sees every process
+ */
+public record Snapshot(
+    Instant takenAt,
+    List<ShmMount> mounts,
+    List<Segment> segments,
+    HolderIndex holders,
+    BitSet livePids,
+    Map<Integer, ProcessInfo> processes,
+    List<String> problems,
+    List<String> warnings,
+    boolean hostPidNamespace,
+    int processesScanned) {
+
+  public Snapshot {
+    Objects.requireNonNull(takenAt, "takenAt");
+    mounts = List.copyOf(mounts);
+    segments = List.copyOf(segments);
+    Objects.requireNonNull(holders, "holders");
+    livePids = (BitSet) livePids.clone();
+    processes = Map.copyOf(processes);
+    problems = List.copyOf(problems);
+    warnings = List.copyOf(warnings);
+  }
+
+  @Override
+  public BitSet livePids() {
+    return (BitSet) livePids.clone();
+  }
+
+  public boolean isAlive(int pid) {
+    return livePids.get(pid);
+  }
+
+  /** True when every process was read: only then may anything be reaped on this evidence. */
+  public boolean complete() {
+    return problems.isEmpty();
+  }
+
+  public ShmMount mount(Dev dev) {
+    for (ShmMount m : mounts) {
+      if (m.dev().equals(dev)) {
+        return m;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,54 @@
+package org.shmguard.nativ;
+
+import java.io.IOException;
+import java.util.List;
+
+/**
+ * An open directory: lists raw names, lstat's and unlinks entries relative to itself, so every
+ * operation stays in the filesystem the handle was opened on, whatever happens to the path.
+ */
+public final class DirHandle implements AutoCloseable {
+  private final Linux linux;
+  private final int fd;
+  private final String path;
+  private boolean closed;
+
+  DirHandle(Linux linux, int fd, String path) {
+    this.linux = linux;
+    this.fd = fd;
+    this.path = path;
+  }
+
+  /** The path this handle was opened from, for messages only. */
+  public String path() {
+    return path;
+  }
+
+  /** Identity of the directory itself: its device tells which filesystem the handle is on. */
+  public StatxResult self() throws IOException {
+    return linux.fstat(fd);
+  }
+
+  /** Every entry name except . and .., as raw bytes (names need not be UTF-8). */
+  public List<byte[]> names() throws IOException {
+    return linux.readNames(fd);
+  }
+
+  /** lstat of one entry: a symbolic link is reported as a link, never followed. */
+  public StatxResult lstat(byte[] name) throws IOException {
+    return linux.fstatat(fd, name);
+  }
+
+  /** Removes one entry of this directory. */
+  public void unlink(byte[] name) throws IOException {
+    linux.unlinkat(fd, name);
+  }
+
+  @Override
+  public void close() {
+    if (!closed) {
+      closed = true;
+      linux.close(fd);
+    }
+  }
+}

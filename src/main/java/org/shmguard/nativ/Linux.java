@@ -1,0 +1,185 @@
+package org.shmguard.nativ;
+
+import com.sun.jna.LastErrorException;
+import com.sun.jna.Library;
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.Platform;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The Linux calls the JDK lacks, through JNA: directory handles, statx, getdents64, unlinkat and
+ * statvfs. Nothing else in shmguard talks to libc through JNA.
+ *
+ * <pre>{@code
+ * try (DirHandle dir = Linux.get().openDirectory("/dev/shm")) {
+ *   for (byte[] name : dir.names()) { StatxResult st = dir.lstat(name); ... }
+ * }
+ * }</pre>
+ */
+public final class Linux {
+  private static final int AT_FDCWD = -100;
+  private static final int AT_SYMLINK_NOFOLLOW = 0x100;
+  private static final int AT_EMPTY_PATH = 0x1000;
+  private static final int STATX_BASIC_STATS = 0x7ff;
+  private static final int O_RDONLY = 0;
+  private static final int O_CLOEXEC = 0x80000;
+  // These two differ between x86 and the arm64 generic ABI.
+  private static final int O_DIRECTORY = Platform.isARM() ? 0x4000 : 0x10000;
+  private static final int O_NOFOLLOW = Platform.isARM() ? 0x8000 : 0x20000;
+
+  /** Raw libc entry points; every call reports failure by throwing LastErrorException. */
+  interface LibC extends Library {
+    int open(byte[] path, int flags) throws LastErrorException;
+
+    int close(int fd) throws LastErrorException;
+
+    int statx(int dirfd, byte[] path, int flags, int mask, Memory buf) throws LastErrorException;
+
+    int unlinkat(int dirfd, byte[] name, int flags) throws LastErrorException;
+
+    long getdents64(int fd, Memory buf, long size) throws LastErrorException;
+
+    long lseek(int fd, long offset, int whence) throws LastErrorException;
+
+    int statvfs(byte[] path, Memory buf) throws LastErrorException;
+  }
+
+  private static final class Holder {
+    static final Linux INSTANCE = new Linux(Native.load("c", LibC.class));
+  }
+
+  private final LibC libc;
+
+  private Linux(LibC libc) {
+    this.libc = libc;
+  }
+
+  /** The process-wide binding, loaded on first use. */
+  public static Linux get() {
+    return Holder.INSTANCE;
+  }
+
+  static byte[] cString(byte[] bytes) {
+    return Arrays.copyOf(bytes, bytes.length + 1);
+  }
+
+  static byte[] cString(String s) {
+    return cString(s.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Opens a directory without following a symbolic link in its last component. The returned
+   * handle is the only way shmguard reads or unlinks segments, so a mount that is swapped for
+   * another directory after the check cannot redirect an unlink.
+   */
+  public DirHandle openDirectory(String path) throws IOException {
+    try {
+      int fd = libc.open(cString(path), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      return new DirHandle(this, fd, path);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("open " + path, e);
+    }
+  }
+
+  /** statx of a path, following links (the JDK's stat loses device minors above 255 in no way, but lacks blocks). */
+  public StatxResult stat(String path) throws IOException {
+    Memory buf = new Memory(StatxResult.SIZE);
+    try {
+      libc.statx(AT_FDCWD, cString(path), 0, STATX_BASIC_STATS, buf);
+      return StatxResult.read(buf);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("statx " + path, e);
+    }
+  }
+
+  /** Capacity of the filesystem that holds {@code path}, from statvfs(3). */
+  public FsUsage statvfs(String path) throws IOException {
+    Memory buf = new Memory(FsUsage.STRUCT_SIZE);
+    buf.clear();
+    try {
+      libc.statvfs(cString(path), buf);
+      return FsUsage.read(buf);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("statvfs " + path, e);
+    }
+  }
+
+  StatxResult fstatat(int dirfd, byte[] name) throws IOException {
+    Memory buf = new Memory(StatxResult.SIZE);
+    try {
+      libc.statx(dirfd, cString(name), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, buf);
+      return StatxResult.read(buf);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("statx " + Names.display(name), e);
+    }
+  }
+
+  StatxResult fstat(int fd) throws IOException {
+    Memory buf = new Memory(StatxResult.SIZE);
+    try {
+      libc.statx(fd, new byte[] {0}, AT_EMPTY_PATH, STATX_BASIC_STATS, buf);
+      return StatxResult.read(buf);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("statx of a directory handle", e);
+    }
+  }
+
+  void unlinkat(int dirfd, byte[] name) throws IOException {
+    try {
+      libc.unlinkat(dirfd, cString(name), 0);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("unlinkat " + Names.display(name), e);
+    }
+  }
+
+  List<byte[]> readNames(int fd) throws IOException {
+    List<byte[]> names = new ArrayList<>();
+    Memory buf = new Memory(32 * 1024);
+    try {
+      libc.lseek(fd, 0, 0);
+      while (true) {
+        long n = libc.getdents64(fd, buf, buf.size());
+        if (n <= 0) {
+          return names;
+        }
+        int off = 0;
+        while (off < n) {
+          // struct linux_dirent64 { u64 d_ino; s64 d_off; u16 d_reclen; u8 d_type; char d_name[]; }
+          int reclen = Short.toUnsignedInt(buf.getShort(off + 16));
+          byte[] name = readName(buf, off + 19, reclen - 19);
+          if (!isDotOrDotDot(name)) {
+            names.add(name);
+          }
+          off += reclen;
+        }
+      }
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("getdents64", e);
+    }
+  }
+
+  private static byte[] readName(Memory buf, long start, int max) {
+    int len = 0;
+    while (len < max && buf.getByte(start + len) != 0) {
+      len++;
+    }
+    return buf.getByteArray(start, len);
+  }
+
+  private static boolean isDotOrDotDot(byte[] name) {
+    return (name.length == 1 && name[0] == '.') || (name.length == 2 && name[0] == '.' && name[1] == '.');
+  }
+
+  void close(int fd) {
+    try {
+      libc.close(fd);
+    } catch (LastErrorException ignored) {
+      // close(2) errors on a read-only directory handle carry no information we could act on.
+    }
+  }
+}

@@ -1,0 +1,159 @@
+package org.shmguard.policy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.shmguard.model.FileKey;
+import org.shmguard.model.HolderRef;
+import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.Segment;
+import org.shmguard.model.ShmMount;
+import org.shmguard.model.Snapshot;
+
+/**
+ * The decide stage: verdicts for every segment, hidden usage for every mount, and the reap plan.
+ * A pure function of the snapshot, the holder history and the policy: no I/O, no clock.
+ *
+ * <pre>{@code
+ * Judgement j = Judge.judge(snapshot, HolderHistory.empty(), policy);
+ * j.plan().candidates().forEach(...);
+ * }</pre>
+ */
+public final class Judge {
+  private Judge() {}
+
+  public static Judgement judge(Snapshot snap, HolderHistory history, ReapPolicy policy) {
+    List<Assessment> assessments = new ArrayList<>(snap.segments().size());
+    for (Segment s : snap.segments()) {
+      assessments.add(assess(s, snap, history, policy));
+    }
+    List<String> blockers = new ArrayList<>(snap.problems());
+    if (policy.requireHostPidNamespace() && !snap.hostPidNamespace()) {
+      blockers.add("shmguard is not in the host's PID namespace, so it cannot see every process that may hold a "
+          + "segment; run it on the host (or with hostPID) to let it reap");
+    }
+    List<Assessment> candidates = new ArrayList<>();
+    if (blockers.isEmpty()) {
+      for (Assessment a : assessments) {
+        if (a.verdict().reapable()) {
+          candidates.add(a);
+        }
+      }
+    }
+    return new Judgement(snap, assessments, mountReports(snap), new ReapPlan(candidates, blockers));
+  }
+
+  static Assessment assess(Segment s, Snapshot snap, HolderHistory history, ReapPolicy policy) {
+    String name = s.nameText();
+    String kind = SegmentKind.guess(name, s.sizeBytes());
+    ShmMount mount = snap.mount(s.mountDev());
+    FileKey key = s.key();
+    List<HolderRef> holders = snap.holders().holders(key);
+    List<ProcessInfo> last = history.lastHolders(key);
+    Duration age = Duration.between(s.lastChange(), snap.takenAt());
+    if (age.isNegative()) {
+      age = Duration.ZERO;
+    }
+    Verdict verdict;
+    String reason;
+    Glob denied = policy.denying(name);
+    Glob allowed = policy.allowing(name);
+    if (denied != null) {
+      verdict = Verdict.IGNORED;
+      reason = "reap.deny has " + denied;
+    } else if (allowed == null) {
+      verdict = Verdict.IGNORED;
+      reason = "no reap.patterns entry matches";
+    } else if (s.nlink() > 1) {
+      verdict = Verdict.IGNORED;
+      reason = "it has " + s.nlink() + " hard links; unlinking one name would free nothing";
+    } else if (!holders.isEmpty()) {
+      verdict = Verdict.HELD;
+      reason = "held by " + describePids(holders);
+    } else if (s.sizeBytes() == 0 && SegmentKind.isNccl(name)) {
+      verdict = Verdict.FAILED_CREATION;
+      reason = "0 bytes and unheld: an NCCL segment whose extension failed";
+    } else if (history.allHoldersExited(key, snap)) {
+      verdict = Verdict.LEAKED;
+      reason = "unheld; every process that held it has exited (" + describeInfos(last) + ")";
+    } else if (age.compareTo(policy.grace()) >= 0) {
+      verdict = Verdict.LEAKED;
+      reason = "unheld and unchanged for " + Durations.human(age) + " (grace " + Durations.human(policy.grace()) + ")";
+    } else {
+      verdict = Verdict.GRACE;
+      reason = "unheld but changed " + Durations.human(age) + " ago; grace is " + Durations.human(policy.grace());
+    }
+    if (verdict.reapable() && !snap.complete()) {
+      reason = reason + "; not confirmed: the /proc pass was incomplete";
+    }
+    return new Assessment(s, mount, verdict, reason, kind, holders, age, last);
+  }
+
+  private static List<MountReport> mountReports(Snapshot snap) {
+    Map<org.shmguard.model.Dev, Set<Long>> visible = new HashMap<>();
+    Map<org.shmguard.model.Dev, long[]> counts = new HashMap<>();
+    for (Segment s : snap.segments()) {
+      visible.computeIfAbsent(s.mountDev(), d -> new HashSet<>()).add(s.ino());
+      long[] c = counts.computeIfAbsent(s.mountDev(), d -> new long[2]);
+      c[0]++;
+      c[1] += s.allocatedBytes();
+    }
+    Map<org.shmguard.model.Dev, List<MountReport.Hidden>> hidden = new LinkedHashMap<>();
+    for (FileKey key : snap.holders().keys()) {
+      if (visible.getOrDefault(key.dev(), Set.of()).contains(key.ino())) {
+        continue;
+      }
+      List<HolderRef> refs = snap.holders().holders(key);
+      boolean deleted = refs.stream().anyMatch(HolderRef::deleted);
+      if (!deleted) {
+        continue; // a file in a subdirectory: visible, just not in the root
+      }
+      long bytes = 0;
+      Set<Integer> pids = new TreeSet<>();
+      String path = null;
+      for (HolderRef r : refs) {
+        bytes = Math.max(bytes, r.bytes());
+        pids.add(r.pid());
+        if (path == null || r.access() == org.shmguard.model.Access.FD) {
+          path = r.path();
+        }
+      }
+      hidden.computeIfAbsent(key.dev(), d -> new ArrayList<>())
+          .add(new MountReport.Hidden(key, path, bytes, new ArrayList<>(pids)));
+    }
+    List<MountReport> reports = new ArrayList<>();
+    for (ShmMount m : snap.mounts()) {
+      List<MountReport.Hidden> h = hidden.getOrDefault(m.dev(), List.of());
+      h = new ArrayList<>(h);
+      h.sort((a, b) -> Long.compare(b.bytes(), a.bytes()));
+      long[] c = counts.getOrDefault(m.dev(), new long[2]);
+      reports.add(new MountReport(m, (int) c[0], c[1], h.stream().mapToLong(MountReport.Hidden::bytes).sum(), h));
+    }
+    return reports;
+  }
+
+  private static String describePids(List<HolderRef> holders) {
+    Map<Integer, List<String>> byPid = new LinkedHashMap<>();
+    for (HolderRef h : holders) {
+      byPid.computeIfAbsent(h.pid(), p -> new ArrayList<>()).add(h.access().label());
+    }
+    StringBuilder sb = new StringBuilder();
+    byPid.forEach((pid, how) -> sb.append(sb.length() == 0 ? "" : ", ").append("pid ").append(pid)
+        .append(" (").append(String.join("+", how)).append(')'));
+    return sb.toString();
+  }
+
+  private static String describeInfos(List<ProcessInfo> infos) {
+    StringBuilder sb = new StringBuilder();
+    for (ProcessInfo p : infos) {
+      sb.append(sb.length() == 0 ? "" : ", ").append(p.describe());
+    }
+    return sb.toString();
+  }
+}

@@ -1,0 +1,133 @@
+package org.shmguard.remedy;
+
+import java.io.IOException;
+import java.nio.file.NoSuchFileException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.shmguard.host.HolderPass;
+import org.shmguard.model.Dev;
+import org.shmguard.model.HolderRef;
+import org.shmguard.model.Segment;
+import org.shmguard.model.ShmMount;
+import org.shmguard.nativ.DirHandle;
+import org.shmguard.nativ.Linux;
+import org.shmguard.nativ.StatxResult;
+import org.shmguard.policy.Assessment;
+import org.shmguard.policy.ReapPlan;
+
+/**
+ * The act stage for segments: runs a confirming /proc pass, then for each candidate re-checks,
+ * through a handle on the mount's root, that the file is still the one judged (device, inode,
+ * ctime, one link, a regular file) and unlinks it by name relative to that handle.
+ *
+ * <pre>{@code
+ * List<ReapOutcome> done = new Reaper(observer.holderScanner()::scan).execute(judgement.plan(), dryRun);
+ * }</pre>
+ */
+public final class Reaper {
+  private final HolderConfirmer confirmer;
+  private final Linux linux;
+
+  public Reaper(HolderConfirmer confirmer) {
+    this(confirmer, Linux.get());
+  }
+
+  Reaper(HolderConfirmer confirmer, Linux linux) {
+    this.confirmer = confirmer;
+    this.linux = linux;
+  }
+
+  public List<ReapOutcome> execute(ReapPlan plan, boolean dryRun) {
+    if (plan.isEmpty()) {
+      return List.of();
+    }
+    Map<Dev, List<Assessment>> byMount = new LinkedHashMap<>();
+    Set<Dev> devs = new LinkedHashSet<>();
+    for (Assessment a : plan.candidates()) {
+      byMount.computeIfAbsent(a.segment().mountDev(), d -> new ArrayList<>()).add(a);
+      devs.add(a.segment().mountDev());
+    }
+    HolderPass confirm = confirmer.confirm(devs);
+    List<ReapOutcome> outcomes = new ArrayList<>();
+    if (!confirm.complete()) {
+      String why = "the confirming /proc pass was incomplete: " + String.join("; ", confirm.problems());
+      plan.candidates().forEach(a -> outcomes.add(new ReapOutcome(a, ReapOutcome.Result.SKIPPED, why)));
+      return outcomes;
+    }
+    for (List<Assessment> group : byMount.values()) {
+      reapInMount(group, confirm, dryRun, outcomes);
+    }
+    return outcomes;
+  }
+
+  private void reapInMount(List<Assessment> group, HolderPass confirm, boolean dryRun, List<ReapOutcome> out) {
+    ShmMount mount = group.get(0).mount();
+    try (DirHandle dir = linux.openDirectory(mount.path())) {
+      StatxResult self = dir.self();
+      if (self.devMajor() != mount.dev().major() || self.devMinor() != mount.dev().minor()) {
+        String why = mount.path() + " no longer reaches device " + mount.dev();
+        group.forEach(a -> out.add(new ReapOutcome(a, ReapOutcome.Result.SKIPPED, why)));
+        return;
+      }
+      for (Assessment a : group) {
+        out.add(reapOne(dir, a, confirm, dryRun));
+      }
+    } catch (IOException e) {
+      String why = "cannot open " + mount.path() + ": " + e.getMessage();
+      group.forEach(a -> out.add(new ReapOutcome(a, ReapOutcome.Result.FAILED, why)));
+    }
+  }
+
+  private static ReapOutcome reapOne(DirHandle dir, Assessment a, HolderPass confirm, boolean dryRun) {
+    Segment s = a.segment();
+    List<HolderRef> now = confirm.index().holders(s.key());
+    if (!now.isEmpty()) {
+      return new ReapOutcome(a, ReapOutcome.Result.SKIPPED, "it gained a holder: pid " + now.get(0).pid());
+    }
+    StatxResult st;
+    try {
+      st = dir.lstat(s.name());
+    } catch (NoSuchFileException e) {
+      return new ReapOutcome(a, ReapOutcome.Result.SKIPPED, "it is already gone");
+    } catch (IOException e) {
+      return new ReapOutcome(a, ReapOutcome.Result.FAILED, e.getMessage());
+    }
+    String changed = changedSince(s, st);
+    if (changed != null) {
+      return new ReapOutcome(a, ReapOutcome.Result.SKIPPED, changed);
+    }
+    if (dryRun) {
+      return new ReapOutcome(a, ReapOutcome.Result.WOULD_REAP, a.reason());
+    }
+    try {
+      dir.unlink(s.name());
+      return new ReapOutcome(a, ReapOutcome.Result.REAPED, a.reason());
+    } catch (NoSuchFileException e) {
+      return new ReapOutcome(a, ReapOutcome.Result.SKIPPED, "it is already gone");
+    } catch (IOException e) {
+      return new ReapOutcome(a, ReapOutcome.Result.FAILED, e.getMessage());
+    }
+  }
+
+  /** Why the file on disk is no longer the one that was judged, or null if it still is. */
+  static String changedSince(Segment s, StatxResult st) {
+    if (!st.isRegularFile()) {
+      return "it is no longer a regular file";
+    }
+    if (st.devMajor() != s.mountDev().major() || st.devMinor() != s.mountDev().minor() || st.ino() != s.ino()) {
+      return "the name now leads to a different file";
+    }
+    long ctime = st.ctimeSec() * 1_000_000_000L + st.ctimeNsec();
+    if (ctime != s.ctimeNanos()) {
+      return "it changed since it was judged";
+    }
+    if (st.nlink() != 1) {
+      return "it has " + st.nlink() + " links now";
+    }
+    return null;
+  }
+}

@@ -1,0 +1,27 @@
+package org.shmguard.testing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.shmguard.cli.Main;
+
+/** Runs the shmguard command line in this JVM and keeps what it printed. */
+public record CliRun(int status, String out, String err) {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  public static CliRun of(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int status = Main.run(new PrintWriter(out, true), new PrintWriter(err, true), args);
+    return new CliRun(status, out.toString(), err.toString());
+  }
+
+  public JsonNode json() {
+    try {
+      return JSON.readTree(out);
+    } catch (Exception e) {
+      throw new AssertionError("not JSON: " + out + err, e);
+    }
+  }
+}

@@ -1,0 +1,43 @@
+package org.shmguard.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.shmguard.config.Config;
+import org.shmguard.config.ConfigException;
+import org.shmguard.config.ConfigLoader;
+
+/**
+ * Configuration files for tests, written under the sandbox's private /run. Every one sets
+ * requireHostPidNamespace: false, since the sandbox is a PID namespace of its own that holds
+ * every process the tests start.
+ */
+public final class TestConfig {
+  private TestConfig() {}
+
+  /** A file watching only {@code mounts}, with {@code extraYaml} appended under the reap section. */
+  public static Path write(String yaml) {
+    try {
+      Files.createDirectories(Sandbox.MOUNTS);
+      Path f = Files.createTempFile(Sandbox.MOUNTS, "config-", ".yaml");
+      Files.writeString(f, yaml);
+      return f;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Watches exactly {@code mountPath} with the given grace. */
+  public static Path watching(Path mountPath, String grace) {
+    return write("mounts: [" + mountPath + "]\nreap:\n  grace: " + grace + "\n  requireHostPidNamespace: false\n");
+  }
+
+  public static Config load(Path file) {
+    try {
+      return ConfigLoader.load(file);
+    } catch (ConfigException e) {
+      throw new AssertionError(e.format(), e);
+    }
+  }
+}
