@@ -8,19 +8,24 @@ import java.util.Map;
  * copy-engine segment. A guess, for people; no decision rests on it.
  */
 public final class SegmentKind {
-  /** File sizes (data + 4-byte reference count) of NCCL's proxy ops pool, by release. */
+  /** File sizes (data + the 4-byte reference count) of NCCL's segments, from {@link NcclFacts}. */
   private static final Map<Long, String> NCCL_SIZES = Map.ofEntries(
-      Map.entry(9_637_892L, "nccl-shm-recv"),
-      Map.entry(4_100L, "nccl-shm-send"),
-      Map.entry(8_196L, "nccl-p2p-ce"),
-      Map.entry(4_194_660L, "nccl-proxy-pool (2.12-2.19)"),
-      Map.entry(5_767_524L, "nccl-proxy-pool (2.20)"),
-      Map.entry(7_340_388L, "nccl-proxy-pool (2.21-2.22)"),
-      Map.entry(10_486_116L, "nccl-proxy-pool (2.23)"),
-      Map.entry(14_156_132L, "nccl-proxy-pool (2.24)"),
-      Map.entry(31_850_884L, "nccl-proxy-pool (2.25)"),
-      Map.entry(33_030_532L, "nccl-proxy-pool (2.26-2.27)"),
-      Map.entry(34_210_180L, "nccl-proxy-pool (2.28-2.30)"));
+      Map.entry(NcclFacts.SHM_RECV_BYTES + NcclFacts.REFCOUNT_BYTES, "nccl-shm-recv"),
+      Map.entry(NcclFacts.SHM_SEND_BYTES + NcclFacts.REFCOUNT_BYTES, "nccl-shm-send"),
+      Map.entry(NcclFacts.P2P_CE_BYTES + NcclFacts.REFCOUNT_BYTES, "nccl-p2p-ce"),
+      pool(2, 12, "2.12-2.19"),
+      pool(2, 20, "2.20"),
+      pool(2, 21, "2.21-2.22"),
+      pool(2, 23, "2.23"),
+      pool(2, 24, "2.24"),
+      pool(2, 25, "2.25"),
+      pool(2, 26, "2.26-2.27"),
+      pool(2, 28, "2.28-2.30"));
+
+  private static Map.Entry<Long, String> pool(int major, int minor, String releases) {
+    long bytes = NcclFacts.proxyPoolBytes(NcclVersion.of(major, minor, 0)) + NcclFacts.REFCOUNT_BYTES;
+    return Map.entry(bytes, "nccl-proxy-pool (" + releases + ")");
+  }
 
   private SegmentKind() {}
 

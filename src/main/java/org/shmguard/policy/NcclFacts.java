@@ -1,0 +1,82 @@
+package org.shmguard.policy;
+
+/**
+ * What NCCL puts in /dev/shm, in numbers: the one place shmguard keeps them. Every figure comes
+ * from ../shared/NCCL-FACTS.md (read from NVIDIA/nccl's sources, tags v2.3.5 to v2.30.7); the
+ * advice engine, the doctor and the segment-kind guesser all read them from here.
+ */
+public final class NcclFacts {
+  /** Every NCCL segment file carries a 4-byte reference count after its data (2.16.2 and later). */
+  public static final long REFCOUNT_BYTES = 4;
+  /** Default NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE, NCCL_BUFFSIZE (SIMPLE), and the header. */
+  public static final long LL_BYTES = 524_288;
+  public static final long LL128_BYTES = 4_915_200;
+  public static final long SIMPLE_BYTES = 4_194_304;
+  public static final long HEADER_BYTES = 4_096;
+  /** The SHM transport's receive buffer with default sizes: 9,637,888 bytes, the file 9,637,892. */
+  public static final long SHM_RECV_BYTES = HEADER_BYTES + LL_BYTES + LL128_BYTES + SIMPLE_BYTES;
+  /** The send side: 4,096 bytes (file 4,100). */
+  public static final long SHM_SEND_BYTES = HEADER_BYTES;
+  /** P2P copy-engine segment. */
+  public static final long P2P_CE_BYTES = 8_192;
+  /** NVLS scratch per local rank (2.19+), approximately. */
+  public static final long NVLS_SCRATCH_BYTES_PER_RANK = 3_328;
+  /** Channels of a ring when nothing says otherwise: 4 ranks x 2 channels already need ~77 MB. */
+  public static final int DEFAULT_CHANNELS = 2;
+
+  private NcclFacts() {}
+
+  /** The receive buffer for given buffer sizes: 4096 + LL + LL128 + SIMPLE. */
+  public static long shmRecvBytes(long ll, long ll128, long simple) {
+    return HEADER_BYTES + ll + ll128 + simple;
+  }
+
+  /**
+   * Bytes of the proxy ops pool (one per rank, 2.12 and later; the file is 4 bytes more), or 0
+   * before 2.12. Releases after the last one known use the last known size.
+   */
+  public static long proxyPoolBytes(NcclVersion v) {
+    if (!v.atLeast(2, 12, 0)) {
+      return 0;
+    }
+    if (!v.atLeast(2, 20, 0)) {
+      return 4_194_656;
+    }
+    if (!v.atLeast(2, 21, 0)) {
+      return 5_767_520;
+    }
+    if (!v.atLeast(2, 23, 0)) {
+      return 7_340_384;
+    }
+    if (!v.atLeast(2, 24, 0)) {
+      return 10_486_112;
+    }
+    if (!v.atLeast(2, 25, 0)) {
+      return 14_156_128;
+    }
+    if (!v.atLeast(2, 26, 0)) {
+      return 31_850_880;
+    }
+    if (!v.atLeast(2, 28, 0)) {
+      return 33_030_528;
+    }
+    return 34_210_176;
+  }
+
+  /**
+   * /dev/shm bytes the SHM transport needs for a ring over {@code localRanks} ranks: each rank
+   * receives from one peer and sends to one per channel, one segment per direction.
+   */
+  public static long shmTransportBytes(int localRanks, int channels) {
+    if (localRanks < 2) {
+      return 0;
+    }
+    return (long) localRanks * channels * ((SHM_RECV_BYTES + REFCOUNT_BYTES) + (SHM_SEND_BYTES + REFCOUNT_BYTES));
+  }
+
+  /** Every rank's proxy ops pool file, which NCCL_SHM_DISABLE=1 does not remove. */
+  public static long proxyPoolsBytes(int localRanks, NcclVersion v) {
+    long pool = proxyPoolBytes(v);
+    return pool == 0 ? 0 : localRanks * (pool + REFCOUNT_BYTES);
+  }
+}
