@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import org.shmguard.config.Config;
 import org.shmguard.daemon.SweepLoop;
 import org.shmguard.engine.Engine;
+import org.shmguard.metrics.MetricsOutputs;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
@@ -19,7 +20,8 @@ final class DaemonCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Config config = common.loadConfig();
     Main.setLogLevel(config.log().level());
-    SweepLoop loop = new SweepLoop(Engine.create(config, common.hostPaths()), config);
+    MetricsOutputs metrics = MetricsOutputs.start(config);
+    SweepLoop loop = new SweepLoop(Engine.create(config, common.hostPaths()), config, metrics);
     CountDownLatch stopped = new CountDownLatch(1);
     Thread hook = new Thread(() -> {
       loop.stop();
@@ -33,6 +35,7 @@ final class DaemonCommand implements Callable<Integer> {
     try {
       loop.run();
     } finally {
+      metrics.close();
       stopped.countDown();
     }
     return 0;

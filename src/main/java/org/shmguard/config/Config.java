@@ -11,7 +11,7 @@ import org.shmguard.policy.ReapPolicy;
  *
  * @param source where it came from: a file path, or "built-in defaults"
  */
-public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log) {
+public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log, Check check, Metrics metrics) {
 
   /** Whether "auto" discovery is on. */
   public boolean autoDiscover() {
@@ -33,6 +33,25 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
 
   public record Log(String level) {}
 
+  /** What {@code shmguard check} calls a problem. */
+  public record Check(int criticalPercent) {}
+
+  /**
+   * Where metrics go.
+   *
+   * @param listen host:port of the HTTP endpoint, "" for none
+   * @param textfile path of a node_exporter textfile, "" for none
+   */
+  public record Metrics(String listen, String textfile) {
+    public boolean serves() {
+      return !listen.isEmpty();
+    }
+
+    public boolean writesTextfile() {
+      return !textfile.isEmpty();
+    }
+  }
+
   @SuppressWarnings("unchecked")
   static Config from(String source, Map<String, Object> v) {
     return new Config(
@@ -45,6 +64,8 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
             (List<Glob>) v.get("reap.deny"),
             (Boolean) v.get("reap.requireHostPidNamespace")),
         new Daemon((Duration) v.get("daemon.interval")),
-        new Log((String) v.get("log.level")));
+        new Log((String) v.get("log.level")),
+        new Check((Integer) v.get("check.criticalPercent")),
+        new Metrics((String) v.get("metrics.listen"), (String) v.get("metrics.textfile")));
   }
 }

@@ -25,6 +25,9 @@ final class ConfigSchema {
     k.put("reap.requireHostPidNamespace", Types.bool());
     k.put("daemon.interval", Types.duration(Duration.ofMillis(100), Duration.ofDays(1)));
     k.put("log.level", Types.oneOf("error", "warn", "info", "debug"));
+    k.put("check.criticalPercent", Types.integer(1, 100));
+    k.put("metrics.listen", Types.listenAddress());
+    k.put("metrics.textfile", Types.optionalAbsolutePath());
     return Map.copyOf(k);
   }
 

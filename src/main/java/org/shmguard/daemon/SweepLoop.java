@@ -3,6 +3,7 @@ package org.shmguard.daemon;
 import java.time.Duration;
 import org.shmguard.config.Config;
 import org.shmguard.engine.Engine;
+import org.shmguard.metrics.MetricsSink;
 import org.shmguard.policy.Durations;
 import org.shmguard.remedy.ReapOutcome;
 import org.slf4j.Logger;
@@ -16,11 +17,17 @@ public final class SweepLoop implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(SweepLoop.class);
   private final Engine engine;
   private final Duration interval;
+  private final MetricsSink metrics;
   private final Object lock = new Object();
   private volatile boolean running = true;
 
   public SweepLoop(Engine engine, Config config) {
+    this(engine, config, MetricsSink.none());
+  }
+
+  public SweepLoop(Engine engine, Config config, MetricsSink metrics) {
     this.engine = engine;
+    this.metrics = metrics;
     this.interval = config.daemon().interval();
     LOG.info("shmguard starting with {}: interval {}, grace {}, patterns {}, deny {}{}", config.source(),
         Durations.human(interval), Durations.human(config.reap().grace()), config.reap().patterns(), config.reap().deny(),
@@ -52,7 +59,9 @@ public final class SweepLoop implements Runnable {
   }
 
   void sweep() {
+    long start = System.nanoTime();
     Engine.Pass pass = engine.clean(false);
+    metrics.passCompleted(pass, Duration.ofNanos(System.nanoTime() - start));
     var j = pass.judgement();
     for (String b : j.plan().blockers()) {
       LOG.warn("not reaping: {}", b);
