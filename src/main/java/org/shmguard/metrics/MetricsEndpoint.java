@@ -7,7 +7,7 @@ import java.util.concurrent.Executors;
 
 /**
  * The HTTP endpoint Prometheus scrapes ({@code /metrics}), on the address {@code metrics.listen}
- * names. One thread: a scrape only formats the latest pass.
+ * names, with a liveness answer on {@code /}. One thread: a scrape only formats the latest pass.
  */
 public final class MetricsEndpoint implements AutoCloseable {
   private final HTTPServer server;
@@ -16,8 +16,11 @@ public final class MetricsEndpoint implements AutoCloseable {
     this.server = server;
   }
 
-  /** Listens on {@code listen} ("host:port"; port 0 picks a free one). */
-  public static MetricsEndpoint start(ShmMetrics metrics, String listen) throws IOException {
+  /**
+   * Listens on {@code listen} ("host:port"; port 0 picks a free one): {@code /metrics} for
+   * Prometheus, {@code /} for a liveness probe.
+   */
+  static MetricsEndpoint start(ShmMetrics metrics, String listen, Liveness liveness) throws IOException {
     int colon = listen.lastIndexOf(':');
     String host = listen.substring(0, colon);
     if (host.startsWith("[") && host.endsWith("]")) {
@@ -31,7 +34,7 @@ public final class MetricsEndpoint implements AutoCloseable {
     });
     try {
       return new MetricsEndpoint(HTTPServer.builder().hostname(host).port(port).registry(metrics.registry())
-          .executorService(executor).buildAndStart());
+          .defaultHandler(liveness).executorService(executor).buildAndStart());
     } catch (IOException | RuntimeException e) {
       executor.shutdownNow();
       throw e;

@@ -19,8 +19,10 @@ public final class MetricsOutputs implements MetricsSink, AutoCloseable {
   private final ShmMetrics metrics;
   private final MetricsEndpoint endpoint;
   private final Textfile textfile;
+  private final Liveness liveness;
 
-  private MetricsOutputs(ShmMetrics metrics, MetricsEndpoint endpoint, Textfile textfile) {
+  private MetricsOutputs(ShmMetrics metrics, MetricsEndpoint endpoint, Textfile textfile, Liveness liveness) {
+    this.liveness = liveness;
     this.metrics = metrics;
     this.endpoint = endpoint;
     this.textfile = textfile;
@@ -31,21 +33,23 @@ public final class MetricsOutputs implements MetricsSink, AutoCloseable {
     Config.Metrics m = config.metrics();
     ShmMetrics metrics = ShmMetrics.create();
     MetricsEndpoint endpoint = null;
+    Liveness liveness = Liveness.forInterval(config.daemon().interval());
     if (m.serves()) {
       try {
-        endpoint = MetricsEndpoint.start(metrics, m.listen());
-        LOG.info("serving metrics on http://{}/metrics", m.listen());
+        endpoint = MetricsEndpoint.start(metrics, m.listen(), liveness);
+        LOG.info("serving metrics on http://{}:{}/metrics", m.listen().substring(0, m.listen().lastIndexOf(':')), endpoint.port());
       } catch (IOException | RuntimeException e) {
         throw new ConfigException(config.source(), 0, "metrics.listen",
             "cannot listen on " + m.listen() + " (" + e.getMessage() + "); choose another address or \"\" to turn it off");
       }
     }
-    return new MetricsOutputs(metrics, endpoint, m.writesTextfile() ? new Textfile(Path.of(m.textfile())) : null);
+    return new MetricsOutputs(metrics, endpoint, m.writesTextfile() ? new Textfile(Path.of(m.textfile())) : null, liveness);
   }
 
   @Override
   public void passCompleted(Engine.Pass pass, Duration took) {
     metrics.passCompleted(pass, took);
+    liveness.passCompleted();
     if (textfile != null) {
       try {
         textfile.write(metrics.scrape());
