@@ -31,6 +31,10 @@ class LivenessTest {
 
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.body()).startsWith("ok: last pass ");
+        HttpResponse<String> healthy = HttpClient.newHttpClient().send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metrics.port() + "/-/healthy")).timeout(Duration.ofSeconds(30)).build(),
+            HttpResponse.BodyHandlers.ofString());
+        assertThat(healthy.statusCode()).isEqualTo(200);
       }
     }
   }
