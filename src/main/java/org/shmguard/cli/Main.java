@@ -55,7 +55,7 @@ public final class Main implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: scan, clean or daemon");
+    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: scan, clean, check or daemon");
   }
 
   /** One-shot commands print their results; log lines below a warning would only get in the way. */
