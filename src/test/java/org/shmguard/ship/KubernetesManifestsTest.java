@@ -86,7 +86,7 @@ class KubernetesManifestsTest {
     assertThat(c.at("/resources/requests/memory").asText()).isNotEmpty();
     assertThat(c.at("/resources/limits/memory").asText()).isNotEmpty();
     assertThat(c.at("/livenessProbe/httpGet/port").asText()).isEqualTo("metrics");
-    assertThat(c.path("args").toString()).contains("--host-root", "/host");
+    assertThat(c.path("args").toString()).contains("daemon");
   }
 
   private static JsonNode hostPathMount(JsonNode pod, JsonNode container, String hostPath) {
