@@ -20,6 +20,11 @@ record MountLabels(String mount, String container, String pod) {
     return new MountLabels(m.mountPoint(), pod ? "" : owner, pod ? owner.substring(4) : "");
   }
 
+  /** The label names followed by one more, for a metric split by mount and something else. */
+  static String[] namesAnd(String extra) {
+    return new String[] {NAMES[0], NAMES[1], NAMES[2], extra};
+  }
+
   String[] values() {
     return new String[] {mount, container, pod};
   }

@@ -39,20 +39,19 @@ public final class ShmMetrics implements MetricsSink {
 
   private ShmMetrics(String version) {
     registry.register(passGauges);
-    String[] mountAnd = {"mount", "container", "pod", ""};
     reaps = Counter.builder().name("shmguard_reaps_total")
         .help("Reap attempts by result: reaped, would-reap (dry run), skipped (the confirming pass found a holder or a change), failed.")
-        .labelNames(names(mountAnd, "result")).register(registry);
+        .labelNames(MountLabels.namesAnd("result")).register(registry);
     reapedBytes = Counter.builder().name("shmguard_reaped_bytes_total")
         .help("Allocated bytes of the segments shmguard unlinked.")
         .labelNames(MountLabels.NAMES).register(registry);
     alerts = Counter.builder().name("shmguard_alerts_total").help("Alerts raised, by kind.")
-        .labelNames(names(mountAnd, "kind")).register(registry);
+        .labelNames(MountLabels.namesAnd("kind")).register(registry);
     advice = Counter.builder().name("shmguard_advice_answers_total")
         .help("Answers the advice socket gave, by advice.")
-        .labelNames(names(mountAnd, "advice")).register(registry);
+        .labelNames(MountLabels.namesAnd("advice")).register(registry);
     remounts = Counter.builder().name("shmguard_remounts_total").help("Remounts tried, by result: ok or failed.")
-        .labelNames(names(mountAnd, "result")).register(registry);
+        .labelNames(MountLabels.namesAnd("result")).register(registry);
     passes = Counter.builder().name("shmguard_passes_total").help("Observe, decide, act passes run.").register(registry);
     incompletePasses = Counter.builder().name("shmguard_incomplete_passes_total")
         .help("Passes whose /proc scan could not read every process, so nothing was reaped on their evidence.")
@@ -75,12 +74,6 @@ public final class ShmMetrics implements MetricsSink {
   public static ShmMetrics create() {
     String v = ShmMetrics.class.getPackage().getImplementationVersion();
     return new ShmMetrics(v == null ? "development" : v);
-  }
-
-  private static String[] names(String[] template, String last) {
-    String[] n = template.clone();
-    n[n.length - 1] = last;
-    return n;
   }
 
   @Override
