@@ -93,4 +93,16 @@ class PackagesTest {
     assertThat(r.out()).as("troff warnings").isEmpty();
     assertThat(Cmd.run("sh", "-c", "MANWIDTH=80 man -l " + page)).contains("shmguard check").contains("shmguard daemon");
   }
+
+  @Test
+  void bashCompletionCompletesCommandsAndTheirOptions() {
+    Packages.requireTool("/bin/bash");
+    Packages.deb();
+    String script = "target/pkg/root/usr/share/bash-completion/completions/shmguard";
+    String complete = "source " + script + "; COMP_WORDS=($WORDS); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); "
+        + "COMP_LINE=\"$WORDS\"; COMP_POINT=${#COMP_LINE}; _complete_shmguard 2>/dev/null; echo \"${COMPREPLY[@]}\"";
+
+    assertThat(Cmd.run("env", "WORDS=shmguard ch", "bash", "-c", complete).trim()).isEqualTo("check");
+    assertThat(Cmd.run("env", "WORDS=shmguard scan --j", "bash", "-c", complete).trim()).isEqualTo("--json");
+  }
 }
