@@ -55,6 +55,19 @@ class JudgeTest {
     return new Snapshot(at, List.of(MOUNT), segments, holders.build(), live, infos, problems, List.of(), hostPid, live.cardinality());
   }
 
+  /** The same segments a moment later, nobody holding them, {@code alive} still running. */
+  private Snapshot laterWithoutHolders(BitSet alive, Map<Integer, ProcessInfo> details) {
+    return new Snapshot(NOW, List.of(MOUNT), segments, HolderIndex.empty(), alive, details, List.of(), List.of(), true, 1);
+  }
+
+  private static BitSet pids(int... pids) {
+    BitSet b = new BitSet();
+    for (int p : pids) {
+      b.set(p);
+    }
+    return b;
+  }
+
   private Judgement judge() {
     return Judge.judge(snapshot(NOW), HolderHistory.empty(), POLICY);
   }
@@ -125,8 +138,7 @@ class JudgeTest {
     Snapshot before = snapshot(NOW.minusSeconds(1));
     HolderHistory history = HolderHistory.empty().next(before);
 
-    Snapshot after = new Snapshot(NOW, List.of(MOUNT), segments, HolderIndex.empty(), new BitSet(), Map.of(), List.of(), List.of(), true, 1);
-    Judgement j = Judge.judge(after, history, POLICY);
+    Judgement j = Judge.judge(laterWithoutHolders(new BitSet(), Map.of()), history, POLICY);
 
     assertThat(verdictOf(j, "nccl-Crash1")).isEqualTo(Verdict.LEAKED);
     assertThat(j.segments().get(0).reason()).contains("every process that held it has exited").contains("100 python3 (alice, pod:1234)");
@@ -138,10 +150,7 @@ class JudgeTest {
     Segment s = segment("nccl-LetGo1", 1, 9_637_892, Duration.ofSeconds(5));
     hold(s, 100, Access.MAP, 5000);
     HolderHistory history = HolderHistory.empty().next(snapshot(NOW.minusSeconds(1)));
-    BitSet stillAlive = new BitSet();
-    stillAlive.set(100);
-
-    Snapshot after = new Snapshot(NOW, List.of(MOUNT), segments, HolderIndex.empty(), stillAlive, Map.of(), List.of(), List.of(), true, 1);
+    Snapshot after = laterWithoutHolders(pids(100), Map.of());
 
     assertThat(verdictOf(Judge.judge(after, history, POLICY), "nccl-LetGo1")).isEqualTo(Verdict.GRACE);
   }
@@ -151,11 +160,9 @@ class JudgeTest {
     Segment s = segment("nccl-Reuse1", 1, 9_637_892, Duration.ofSeconds(5));
     hold(s, 100, Access.MAP, 5000);
     HolderHistory history = HolderHistory.empty().next(snapshot(NOW.minusSeconds(1)));
-    BitSet alive = new BitSet();
-    alive.set(100);
     Map<Integer, ProcessInfo> newcomer = Map.of(100, new ProcessInfo(100, "bash", 0, "root", null, 9999));
 
-    Snapshot after = new Snapshot(NOW, List.of(MOUNT), segments, HolderIndex.empty(), alive, newcomer, List.of(), List.of(), true, 1);
+    Snapshot after = laterWithoutHolders(pids(100), newcomer);
 
     assertThat(verdictOf(Judge.judge(after, history, POLICY), "nccl-Reuse1")).isEqualTo(Verdict.LEAKED);
   }
