@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "shmguard", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
     description = "Keeps every shared-memory tmpfs on a GPU host healthy: finds NCCL segments leaked by dead jobs, proves nobody holds them, and reaps them with evidence.",
-    subcommands = {ScanCommand.class, CleanCommand.class, DaemonCommand.class, CommandLine.HelpCommand.class},
+    subcommands = {ScanCommand.class, CleanCommand.class, DaemonCommand.class, DoctorCommand.class, CommandLine.HelpCommand.class},
     footer = {"", "Exit status: 0 ok, 1 a problem found, 2 usage, 70 internal error, 78 bad configuration.",
         "Configuration: /etc/shmguard/shmguard.yaml (see the README for every key)."})
 public final class Main implements Runnable {
@@ -31,7 +31,15 @@ public final class Main implements Runnable {
 
   /** Runs a command line and returns its exit status, without exiting. */
   public static int run(String... args) {
-    return run(new java.io.PrintWriter(System.out, true), new java.io.PrintWriter(System.err, true), args);
+    java.io.PrintWriter out = new java.io.PrintWriter(System.out, true);
+    java.io.PrintWriter err = new java.io.PrintWriter(System.err, true);
+    try {
+      return run(out, err, args);
+    } finally {
+      // print() does not flush an autoflush writer, and main() exits right after
+      out.flush();
+      err.flush();
+    }
   }
 
   /** Runs a command line with its output going to {@code out} and {@code err}; returns the exit status. */
@@ -55,7 +63,7 @@ public final class Main implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: scan, clean or daemon");
+    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: scan, clean, doctor or daemon");
   }
 
   /** One-shot commands print their results; log lines below a warning would only get in the way. */
