@@ -6,11 +6,11 @@ import org.shmguard.doctor.DoctorReport;
 import org.shmguard.doctor.Finding;
 import org.shmguard.doctor.Severity;
 
-/** The human form of {@code doctor}: a one-line verdict, then the findings grouped by severity. */
-final class DoctorText {
+/** The human form of {@code doctor}: a one-line verdict, then the findings grouped by severity, each with its evidence and fix. */
+public final class DoctorText {
   private DoctorText() {}
 
-  static String render(DoctorReport r) {
+  public static String render(DoctorReport r) {
     StringBuilder out = new StringBuilder();
     long errors = r.count(Severity.ERROR);
     long warnings = r.count(Severity.WARNING);

@@ -42,10 +42,7 @@ final class ShmSizeCheck implements Check {
         skipped.add(m.displayName());
         continue;
       }
-      Finding f = judge(m, ranks, ShmNeed.of(ranks.count(), ctx.ncclVersion()), ctx);
-      if (f != null) {
-        out.add(f);
-      }
+      out.addAll(judge(m, ranks, ShmNeed.of(ranks.count(), ctx.ncclVersion()), ctx));
     }
     if (!skipped.isEmpty()) {
       out.add(Finding.of("shm-not-checked", Severity.INFO, null,
@@ -79,7 +76,7 @@ final class ShmSizeCheck implements Check {
         + DEFAULT_RANKS + " local ranks, a full 8-GPU node (pass --ranks N for your jobs)");
   }
 
-  private static Finding judge(ShmMount m, Ranks ranks, ShmNeed need, DoctorContext ctx) {
+  private static List<Finding> judge(ShmMount m, Ranks ranks, ShmNeed need, DoctorContext ctx) {
     ShmMount.Usage u = m.usage();
     long leaked = leakedBytes(m, ctx);
     List<String> evidence = new ArrayList<>();
@@ -91,46 +88,40 @@ final class ShmSizeCheck implements Check {
       evidence.add(Bytes.human(leaked) + " of it is held by leaked segments (see leaked-segments)");
     }
     String name = m.displayName();
-    Severity sev;
-    String id;
-    String summary;
-    List<String> fix = new ArrayList<>();
-    if (u.sizeBytes() < need.transportBytes()) {
-      sev = Severity.ERROR;
-      id = "shm-too-small";
-      summary = name + " is " + Bytes.human(u.sizeBytes()) + "; " + need.ranks() + " NCCL ranks need at least "
-          + Bytes.human(need.transportBytes()) + " for the SHM transport alone: NCCL fails at init with"
-          + " \"failed to extend /dev/shm/nccl-XXXXXX to " + (NcclFacts.SHM_RECV_BYTES + NcclFacts.REFCOUNT_BYTES)
-          + " bytes\" (\"unhandled system error\")";
-      fix.addAll(ShmFix.grow(m, need.recommendedGib()));
-    } else if (u.sizeBytes() < need.totalBytes()) {
-      sev = Severity.WARNING;
-      id = "shm-too-small";
-      summary = name + " is " + Bytes.human(u.sizeBytes()) + ": room for the SHM transport of " + need.ranks()
-          + " ranks but not for their proxy ops pools too (" + Bytes.human(need.totalBytes()) + " in all)";
-      fix.addAll(ShmFix.grow(m, need.recommendedGib()));
-    } else if (u.freeBytes() < Math.max(need.transportBytes(), 1) && need.transportBytes() > 0) {
-      sev = Severity.ERROR;
-      id = "shm-full";
-      summary = name + " has only " + Bytes.human(u.freeBytes()) + " free of " + Bytes.human(u.sizeBytes())
-          + ": a job of " + need.ranks() + " ranks starting now needs " + Bytes.human(need.transportBytes())
-          + " and would fail with \"failed to extend /dev/shm/nccl-XXXXXX\"";
-      fullFix(fix, leaked, m, need);
-    } else if (u.freeBytes() < need.totalBytes()) {
-      sev = Severity.WARNING;
-      id = "shm-full";
-      summary = name + " has " + Bytes.human(u.freeBytes()) + " free of " + Bytes.human(u.sizeBytes())
-          + ": less than the " + Bytes.human(need.totalBytes()) + " a job of " + need.ranks() + " ranks uses";
-      fullFix(fix, leaked, m, need);
-    } else {
-      return null;
+    List<Finding> out = new ArrayList<>();
+    if (u.sizeBytes() < need.totalBytes()) {
+      boolean transportFits = u.sizeBytes() >= need.transportBytes();
+      String summary = transportFits
+          ? name + " is " + Bytes.human(u.sizeBytes()) + ": room for the SHM transport of " + need.ranks()
+              + " ranks but not for their proxy ops pools too (" + Bytes.human(need.totalBytes()) + " in all)"
+          : name + " is " + Bytes.human(u.sizeBytes()) + "; " + need.ranks() + " NCCL ranks need at least "
+              + Bytes.human(need.transportBytes()) + " for the SHM transport alone: NCCL fails at init with"
+              + " \"failed to extend /dev/shm/nccl-XXXXXX to " + (NcclFacts.SHM_RECV_BYTES + NcclFacts.REFCOUNT_BYTES)
+              + " bytes\" (\"unhandled system error\")";
+      List<String> fix = new ArrayList<>(ShmFix.grow(m, need.recommendedGib()));
+      out.add(finish("shm-too-small", transportFits ? Severity.WARNING : Severity.ERROR, ranks, name, summary, evidence, fix));
     }
-    if (ranks.assumed()) {
-      sev = sev.atMost(Severity.WARNING);
+    // Full only matters where the size itself would do: otherwise shm-too-small already says it.
+    boolean transportShort = need.transportBytes() > 0 && u.freeBytes() < need.transportBytes();
+    if (u.sizeBytes() >= need.transportBytes() && (transportShort || u.sizeBytes() >= need.totalBytes() && u.freeBytes() < need.totalBytes())) {
+      String summary = transportShort
+          ? name + " has only " + Bytes.human(u.freeBytes()) + " free of " + Bytes.human(u.sizeBytes()) + ": a job of "
+              + need.ranks() + " ranks starting now needs " + Bytes.human(need.transportBytes())
+              + " and would fail with \"failed to extend /dev/shm/nccl-XXXXXX\""
+          : name + " has " + Bytes.human(u.freeBytes()) + " free of " + Bytes.human(u.sizeBytes()) + ": less than the "
+              + Bytes.human(need.totalBytes()) + " a job of " + need.ranks() + " ranks uses";
+      List<String> fix = new ArrayList<>();
+      fullFix(fix, leaked, m, need);
+      out.add(finish("shm-full", transportShort ? Severity.ERROR : Severity.WARNING, ranks, name, summary, evidence, fix));
     }
+    return out;
+  }
+
+  private static Finding finish(String id, Severity sev, Ranks ranks, String name, String summary, List<String> evidence,
+      List<String> fix) {
     fix.add("meanwhile, NCCL_SHM_DISABLE=1 in the job's environment lowers its /dev/shm use (slower intra-node"
         + " traffic; the proxy ops pools stay)");
-    return Finding.of(id, sev, name, summary, evidence, fix);
+    return Finding.of(id, ranks.assumed() ? sev.atMost(Severity.WARNING) : sev, name, summary, evidence, fix);
   }
 
   private static void fullFix(List<String> fix, long leaked, ShmMount m, ShmNeed need) {
