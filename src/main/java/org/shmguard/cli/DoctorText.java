@@ -23,7 +23,7 @@ public final class DoctorText {
     });
     out.append("shmguard doctor: ")
         .append(errors == 0 && warnings == 0 ? "nothing wrong found" : plural(errors, "error") + ", " + plural(warnings, "warning"))
-        .append(", ").append(plural(notes, "note")).append(" (").append(r.checks().size()).append(" checks")
+        .append(", ").append(plural(notes, "note")).append(" (").append(plural(r.checks().size(), "check"))
         .append(ok.isEmpty() ? "" : "; clean: " + String.join(", ", ok)).append(")\n");
     for (Severity s : Severity.values()) {
       List<Finding> group = r.findings().stream().filter(f -> f.severity() == s).toList();

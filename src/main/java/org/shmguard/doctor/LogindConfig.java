@@ -71,10 +71,11 @@ final class LogindConfig {
       try {
         lines = Files.readAllLines(f);
       } catch (IOException e) {
-        problems.add("cannot read " + f + ": " + e.getMessage());
+        problems.add("cannot read " + hostPath(paths, f) + ": " + e.getMessage());
         continue;
       }
-      read.add(f.toString());
+      String shown = hostPath(paths, f);
+      read.add(shown);
       String section = "";
       for (int i = 0; i < lines.size(); i++) {
         String line = lines.get(i).strip();
@@ -90,7 +91,7 @@ final class LogindConfig {
           continue;
         }
         String raw = line.substring(eq + 1).strip();
-        String where = f + ":" + (i + 1);
+        String where = shown + ":" + (i + 1);
         if (raw.isEmpty()) {
           value = null;
           source = where;
@@ -106,6 +107,11 @@ final class LogindConfig {
       }
     }
     return new Setting(value, source, read, problems);
+  }
+
+  /** The path as the host names it: /etc/systemd/logind.conf, whatever root it was read under. */
+  private static String hostPath(HostPaths paths, Path f) {
+    return paths.isSystemRoot() ? f.toString() : "/" + paths.root().relativize(f);
   }
 
   /** systemd's booleans: 1/yes/y/true/t/on and 0/no/n/false/f/off, any case; null for anything else. */

@@ -31,7 +31,7 @@ class RemoveIpcCheckTest {
 
     assertThat(f.severity()).isEqualTo(Severity.WARNING);
     assertThat(f.summary()).contains("alice (uid 1001)").contains("Error while attaching to shared memory segment");
-    assertThat(f.evidence().get(0)).contains("RemoveIPC is not set").contains("the upstream default is yes");
+    assertThat(f.evidence().get(0)).isEqualTo("RemoveIPC is not set in /etc/systemd/logind.conf: the upstream default is yes");
     assertThat(f.fix().get(0)).contains("RemoveIPC=no").contains("/etc/systemd/logind.conf.d/50-shmguard.conf");
   }
 
@@ -54,7 +54,7 @@ class RemoveIpcCheckTest {
     LogindConfig.Setting s = LogindConfig.removeIpc(host.paths());
 
     assertThat(s.value()).isTrue();
-    assertThat(s.source()).endsWith("etc/systemd/logind.conf.d/10-vendor.conf:2");
+    assertThat(s.source()).isEqualTo("/etc/systemd/logind.conf.d/10-vendor.conf:2");
   }
 
   @Test
