@@ -33,9 +33,6 @@ final class DoctorCommand implements Callable<Integer> {
       description = "The NCCL release the jobs use, e.g. 2.21.5 (default: the largest /dev/shm sizes known, 2.28+).")
   String ncclVersion;
 
-  /** Where the advice engine plugs in once merged (issue 4); until then the doctor says it is not wired. */
-  static AdviceSource advice = AdviceSource.NOT_WIRED;
-
   @Override
   public Integer call() throws Exception {
     NcclVersion version = null;
@@ -50,7 +47,7 @@ final class DoctorCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(spec.commandLine(), "--ranks must be between 1 and 1024, not " + ranks);
     }
     Config config = common.loadConfig();
-    DoctorContext ctx = Doctor.observe(config, common.hostPaths(), ranks, version, advice);
+    DoctorContext ctx = Doctor.observe(config, common.hostPaths(), ranks, version, AdviceSource.forDoctor(config));
     DoctorReport report = Doctor.standard().examine(ctx);
     if (json) {
       common.out().println(Output.json(report));

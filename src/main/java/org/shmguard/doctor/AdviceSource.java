@@ -6,7 +6,8 @@ import org.shmguard.policy.Judgement;
 /**
  * The seam where the advice engine (issue 4) plugs into the doctor: what the daemon's advice
  * socket would answer right now, per mount, computed from the same judgement the doctor checked.
- * Until the engine is wired in, {@link #NOT_WIRED} answers nothing and the doctor says so.
+ * {@link #forDoctor} is the one place to connect it; until then it returns {@link #NOT_WIRED},
+ * which answers nothing, and the doctor says so in a note.
  *
  * <pre>{@code
  * AdviceSource engine = judgement -> List.of(new AdviceSource.Advice("/dev/shm", "NCCL_SHM_DISABLE=1", "64M left"));
@@ -31,6 +32,14 @@ public interface AdviceSource {
       return false;
     }
   };
+
+  /**
+   * The advice source {@code shmguard doctor} uses. Issue 4 (the advice engine and socket) plugs
+   * its engine in here, built from the same configuration; this build has none to offer.
+   */
+  static AdviceSource forDoctor(org.shmguard.config.Config config) {
+    return NOT_WIRED;
+  }
 
   /** False only for the placeholder. */
   default boolean wired() {

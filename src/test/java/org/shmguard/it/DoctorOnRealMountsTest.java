@@ -63,6 +63,10 @@ class DoctorOnRealMountsTest {
       CliRun run = CliRun.of("doctor", "--json", "-c", config.toString());
 
       assertThat(run.status()).as(run.err()).isEqualTo(1);
+      for (JsonNode f : run.json().get("findings")) {
+        assertThat(f.has("id") && f.has("severity") && f.has("summary") && f.get("evidence").isArray() && f.get("fix").isArray())
+            .as("findings[].{id,severity,summary,evidence,fix}: " + f).isTrue();
+      }
       JsonNode leaked = findings(run.json(), "leaked-segments").get(0);
       assertThat(leaked.get("subject").asText()).isEqualTo(shm.path().toString());
       assertThat(leaked.get("summary").asText()).startsWith("1 leaked segment(s) in " + shm.path() + " hold 9.2M, the oldest unchanged since ");
