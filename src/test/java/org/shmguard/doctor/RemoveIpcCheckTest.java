@@ -104,4 +104,24 @@ class RemoveIpcCheckTest {
 
     assertThat(only(found, "logind-not-found").severity()).isEqualTo(Severity.INFO);
   }
+
+  @Test
+  void tmpfilesRuleThatAgesDevShmIsASweepOfLiveSegments() {
+    HostFixture host = new HostFixture(root)
+        .file("/usr/lib/tmpfiles.d/shm.conf", "# vendor\nd /dev/shm 1777 root root -\n")
+        .file("/etc/tmpfiles.d/cleanup.conf", "e /dev/shm - - - 1d\nx /dev/shm/keep-*\nd /var/tmp 1777 root root 30d\n");
+
+    Finding f = only(new TmpfilesSweepCheck().run(host.context()), "tmpfiles-shm-sweep");
+
+    assertThat(f.severity()).isEqualTo(Severity.WARNING);
+    assertThat(f.evidence()).containsExactly("/etc/tmpfiles.d/cleanup.conf:1: e /dev/shm - - - 1d");
+    assertThat(f.fix().get(0)).contains("x /dev/shm/nccl-*");
+  }
+
+  @Test
+  void tmpfilesRuleWithoutAnAgeIsNotASweep() {
+    HostFixture host = new HostFixture(root).file("/usr/lib/tmpfiles.d/shm.conf", "d /dev/shm 1777 root root -\n");
+
+    assertThat(new TmpfilesSweepCheck().run(host.context())).isEmpty();
+  }
 }
