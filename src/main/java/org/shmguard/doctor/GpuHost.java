@@ -3,7 +3,6 @@ package org.shmguard.doctor;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,13 +47,11 @@ public record GpuHost(List<String> busIds, String driverVersion, String versionL
       // no driver, or no GPU: an empty list says so
     }
     ids.sort(null);
-    String line = null;
+    String line;
     try {
       line = Files.readString(dir.resolve("version")).lines().findFirst().orElse(null);
-    } catch (NoSuchFileException e) {
-      line = null;
     } catch (IOException e) {
-      line = null;
+      line = null; // no driver loaded: the version stays unknown
     }
     return new GpuHost(ids, line == null ? null : parseVersion(line), line);
   }
