@@ -2,7 +2,7 @@ package org.shmguard.doctor;
 
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
+import java.util.TreeMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -26,7 +26,7 @@ final class CuMemImportCheck implements Check {
 
   @Override
   public List<Finding> run(DoctorContext ctx) {
-    Map<String, NamespaceDevices> singles = new LinkedHashMap<>();
+    Map<String, NamespaceDevices> singles = new TreeMap<>(); // sorted: the same host gives the same report
     for (MountReport r : ctx.judgement().mounts()) {
       ShmMount m = r.mount();
       if (m.origin() != MountOrigin.NAMESPACE || m.pids().isEmpty()) {
