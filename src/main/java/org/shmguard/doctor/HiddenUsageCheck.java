@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.shmguard.cli.Bytes;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
@@ -33,7 +35,7 @@ final class HiddenUsageCheck implements Check {
         continue;
       }
       ShmMount m = r.mount();
-      Map<String, Integer> jobs = new LinkedHashMap<>();
+      Map<String, Set<Integer>> jobs = new LinkedHashMap<>(); // job -> distinct pids
       List<String> evidence = new ArrayList<>();
       for (MountReport.Hidden h : r.hidden()) {
         List<String> who = new ArrayList<>();
@@ -43,7 +45,7 @@ final class HiddenUsageCheck implements Check {
           String job = p == null ? "pid " + pid + " (gone)"
               : p.container() != null ? p.container()
               : "the host, " + (p.user() != null ? p.user() : "uid " + p.uid());
-          jobs.merge(job, 1, Integer::sum);
+          jobs.computeIfAbsent(job, k -> new TreeSet<>()).add(pid);
         }
         if (evidence.size() < LISTED) {
           evidence.add(Bytes.human(h.bytes()) + "  " + h.path() + "  held by " + String.join(", ", who));
@@ -59,7 +61,7 @@ final class HiddenUsageCheck implements Check {
             + "; " + Bytes.human(r.visibleBytes()) + " in visible files, " + Bytes.human(r.hiddenBytes()) + " hidden");
       }
       StringBuilder jobList = new StringBuilder();
-      jobs.forEach((job, n) -> jobList.append(jobList.length() == 0 ? "" : "; ").append(job).append(" (").append(n).append(n == 1 ? " process)" : " processes)"));
+      jobs.forEach((job, pids) -> jobList.append(jobList.length() == 0 ? "" : "; ").append(job).append(" (").append(pids.size()).append(pids.size() == 1 ? " process)" : " processes)"));
       String summary = Bytes.human(r.hiddenBytes()) + " of " + m.displayName() + " is held by " + r.hidden().size()
           + " unlinked segment(s) still mapped (df counts it, ls does not), by " + jobList;
       List<String> fix = new ArrayList<>();

@@ -63,12 +63,13 @@ class JudgementChecksTest {
     host.process(901, "python3", 1001, "alice", "docker:0123456789ab")
         .process(902, "python3", 1001, "alice", "docker:0123456789ab")
         .mapsUnlinked(901, shm, "nccl-Hid001", 9_637_892)
-        .mapsUnlinked(902, shm, "nccl-Hid002", 9_637_892);
+        .mapsUnlinked(902, shm, "nccl-Hid002", 9_637_892)
+        .mapsUnlinked(902, shm, "nccl-Hid003", 4_100);
 
     Finding f = only(new HiddenUsageCheck().run(host.context()), "hidden-usage");
 
     assertThat(f.severity()).as("60M of 64M used").isEqualTo(Severity.WARNING);
-    assertThat(f.summary()).contains("18.4M of docker:0123456789ab:/dev/shm is held by 2 unlinked segment(s)")
+    assertThat(f.summary()).contains("18.4M of docker:0123456789ab:/dev/shm is held by 3 unlinked segment(s)")
         .contains("docker:0123456789ab (2 processes)");
     assertThat(f.evidence()).anySatisfy(e -> assertThat(e).contains("/dev/shm/nccl-Hid001 (deleted)  held by 901 python3 (alice, docker:0123456789ab)"));
   }
