@@ -24,6 +24,27 @@ public final class NcclFacts {
   /** Channels of a ring when nothing says otherwise: 4 ranks x 2 channels already need ~77 MB. */
   public static final int DEFAULT_CHANNELS = 2;
 
+  // GPU memory, not /dev/shm: the doctor reports the headroom (../shared/NCCL-FACTS.md, Variables;
+  // ../shared/SCENARIOS.md #4).
+  /**
+   * GPU memory NVLS (NVLink SHARP, NCCL 2.17.1+, on by default) takes per rank on one node:
+   * about 1.5 GB (2.4 GB was seen on 8xH200, vLLM #9699; about 8 GB per rank with 5 nodes and 12
+   * communicators). NCCL 2.21+ uses less; NCCL_NVLS_ENABLE=0 frees it. An approximation.
+   */
+  public static final long NVLS_GPU_BYTES_PER_RANK = 1_536L * 1024 * 1024;
+  /** NVLS needs NVSwitch-connected GPUs of compute capability 9.0 (Hopper) or later. */
+  public static final int NVLS_MIN_COMPUTE_MAJOR = 9;
+
+  /**
+   * The driver branch whose user-mode part fails cuMemImportFromShareableHandle with "invalid
+   * device ordinal" (CUDA error 101) when two containers on one node each see one GPU: reported
+   * with NCCL 2.26.2 and CUDA 12.8 in ncclP2pImportShareableBuffer (NVIDIA/nccl #1647; the same
+   * import of a fabric handle, 1 node failing where 2 nodes work, in
+   * kubernetes-sigs/dra-driver-nvidia-gpu #294). Said to be fixed in later drivers; the first
+   * fixed release is not recorded here.
+   */
+  public static final int CUMEM_IMPORT_ORDINAL_BUG_DRIVER_BRANCH = 570;
+
   private NcclFacts() {}
 
   /** The receive buffer for given buffer sizes: 4096 + LL + LL128 + SIMPLE. */
