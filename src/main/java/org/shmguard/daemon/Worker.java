@@ -55,6 +55,7 @@ final class Worker implements Runnable {
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
   private volatile boolean stopping;
   private volatile boolean failed;
+  private boolean ready;
   private volatile DaemonStatus status = new DaemonStatus(0, 0, 0, 0, 0, null);
   private long pendingSince = -1;
   private long retryAt = -1;
@@ -118,6 +119,7 @@ final class Worker implements Runnable {
     try {
       passSafely();
       notifier.ready(status.line());
+      ready = true;
       while (!stopping) {
         waitAndHandle();
       }
@@ -238,7 +240,9 @@ final class Worker implements Runnable {
     DaemonStatus before = status;
     status = new DaemonStatus(before.passes() + 1, before.reaped() + reapedNow, mounts.overflows(), mounts.size(),
         exits.size(), j);
-    notifier.status(status.line());
+    if (ready) {
+      notifier.status(status.line());
+    }
   }
 
   /** Holders of visible segments that a pattern lets shmguard reap: the exits worth waiting for. */
