@@ -10,6 +10,7 @@ import org.shmguard.daemon.Alert;
 import org.shmguard.daemon.AlertSink;
 import org.shmguard.daemon.EventKind;
 import org.shmguard.testing.Eventually;
+import org.shmguard.testing.TestConfig;
 
 /** Alerts through sd_journal_sendv into a real systemd-journald, read back with journalctl -o json. */
 class JournalAlertSinkTest {
@@ -40,6 +41,32 @@ class JournalAlertSinkTest {
       assertThat(texts(e.get("SHM_HOLDER_PID"))).containsExactly("4242", "4243");
       assertThat(texts(e.get("SHM_HOLDER_COMM"))).containsExactly("python3", "torchrun");
       assertThat(e.get("_PID").asLong()).isEqualTo(ProcessHandle.current().pid());
+    }
+  }
+
+  @Test
+  void daemonReportsAReapToJournaldWithItsEvidence() throws Exception {
+    try (Journald journald = Journald.start();
+        org.shmguard.testing.TmpfsMount shm = org.shmguard.testing.TmpfsMount.create("size=16m,mode=1777")) {
+      java.nio.file.Path seg = shm.file("nccl-Jrn002");
+      try (org.shmguard.daemon.Daemon daemon = org.shmguard.daemon.Daemon.start(
+              TestConfig.load(TestConfig.watching(shm.path(), "1h")), org.shmguard.host.HostPaths.system(),
+              JournalAlertSink.choose(), ServiceNotifier.none());
+          org.shmguard.testing.Holder rank = org.shmguard.testing.Holder.start("create-map:9637892", seg.toString())) {
+        Eventually.until("the holder watched", Duration.ofSeconds(60), () -> daemon.status().watchedHolders() == 1);
+        rank.kill();
+        Eventually.until("the reap in the journal", Duration.ofSeconds(60),
+            () -> !Journald.entries("SHM_SEGMENT", "nccl-Jrn002").isEmpty());
+
+        JsonNode e = Journald.entries("SHM_SEGMENT", "nccl-Jrn002").get(0);
+        assertThat(e.get("SHMGUARD_EVENT").asText()).isEqualTo("segment_reaped");
+        assertThat(e.get("SHM_MOUNT").asText()).isEqualTo(shm.path().toString());
+        assertThat(e.get("SHM_BYTES").asLong()).isGreaterThan(0);
+        assertThat(e.get("SHM_HOLDER_PID").asText()).isEqualTo(Integer.toString(rank.pid()));
+        assertThat(e.get("SHM_HOLDER_COMM").asText()).isEqualTo("java");
+        assertThat(e.get("MESSAGE").asText()).startsWith("reaped " + shm.path() + "/nccl-Jrn002");
+        assertThat(Journald.entries("SHMGUARD_EVENT", "mount_added")).isNotEmpty();
+      }
     }
   }
 
