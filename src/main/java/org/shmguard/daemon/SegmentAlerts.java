@@ -45,7 +45,16 @@ final class SegmentAlerts {
             sink.emit(describe(EventKind.REAP_FAILED, "could not reap", a, o.detail()));
           }
         }
-        case SKIPPED -> leaks.add(key); // re-judged next pass; a leak still there is reported below then
+        case SKIPPED -> {
+          // Most skips mean the segment is no longer what was judged (gone, changed, held again);
+          // an incomplete confirming pass leaves a leak in place, which the operator should hear of.
+          if (o.detail().startsWith("the confirming /proc pass was incomplete")) {
+            leaks.add(key);
+            if (!reportedLeaks.contains(key)) {
+              sink.emit(describe(EventKind.SEGMENT_LEAKED, "leaked, not reaped", a, o.detail()));
+            }
+          }
+        }
       }
     }
     List<String> blockers = j.plan().blockers();

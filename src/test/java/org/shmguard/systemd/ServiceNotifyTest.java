@@ -22,9 +22,10 @@ class ServiceNotifyTest {
     try (TmpfsMount shm = TmpfsMount.create("size=8m,mode=1777");
         NotifySocket socket = NotifySocket.bind(Sandbox.MOUNTS.resolve("notify-" + ProcessHandle.current().pid()))) {
       Path config = TestConfig.watching(shm.path(), "2m");
+      Path log = Sandbox.MOUNTS.resolve("daemon-" + ProcessHandle.current().pid() + ".log");
       ProcessBuilder pb = new ProcessBuilder(Sandbox.javaBinary(), "-XX:+UseSerialGC", "-Xmx64m", "-XX:TieredStopAtLevel=1",
           "-cp", System.getProperty("java.class.path"), "org.shmguard.cli.Main", "daemon", "-c", config.toString())
-          .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.INHERIT);
+          .redirectErrorStream(true).redirectOutput(log.toFile());
       pb.environment().put("NOTIFY_SOCKET", socket.path().toString());
       pb.environment().put("WATCHDOG_USEC", "400000"); // ping every 200 ms
       Process daemon = pb.start();
@@ -53,8 +54,11 @@ class ServiceNotifyTest {
           stopping |= m.startsWith("STOPPING=1");
         }
         assertThat(stopping).as("STOPPING=1 after SIGTERM").isTrue();
+      } catch (AssertionError e) {
+        throw new AssertionError(e.getMessage() + "\ndaemon's output:\n" + java.nio.file.Files.readString(log), e);
       } finally {
         daemon.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        java.nio.file.Files.deleteIfExists(log);
       }
     }
   }
