@@ -22,7 +22,13 @@ final class DaemonCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Config config = common.loadConfig();
     Main.setLogLevel(config.log().level());
-    Daemon daemon = Daemon.start(config, common.hostPaths(), JournalAlertSink.choose(), ServiceNotifier.fromEnvironment());
+    Daemon daemon;
+    try {
+      daemon = Daemon.start(config, common.hostPaths(), JournalAlertSink.choose(), ServiceNotifier.fromEnvironment());
+    } catch (java.io.IOException e) {
+      common.spec.commandLine().getErr().println("shmguard: cannot start the daemon: " + e.getMessage());
+      return Main.EXIT_SOFTWARE;
+    }
     StopSignals.onTermOrInt(daemon::stop);
     while (!daemon.awaitStopped(Duration.ofDays(1))) {
       // runs until a signal stops it
