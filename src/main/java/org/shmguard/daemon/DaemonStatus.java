@@ -10,9 +10,11 @@ import org.shmguard.policy.Verdict;
  *
  * @param passes passes completed since start
  * @param reaped segments reaped since start
+ * @param lastPassNanos how long the latest pass (observe, judge, reap with its confirming pass) took
  * @param last the latest judgement, or null before the first pass
  */
-public record DaemonStatus(long passes, long reaped, long overflows, int watchedMounts, int watchedHolders, Judgement last) {
+public record DaemonStatus(long passes, long reaped, long overflows, int watchedMounts, int watchedHolders,
+    long lastPassNanos, Judgement last) {
 
   /** One line for systemd's STATUS=: mounts, segments, leaked, reaped, the fullest mount. */
   public String line() {

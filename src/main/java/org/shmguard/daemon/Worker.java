@@ -56,7 +56,7 @@ final class Worker implements Runnable {
   private volatile boolean stopping;
   private volatile boolean failed;
   private boolean ready;
-  private volatile DaemonStatus status = new DaemonStatus(0, 0, 0, 0, 0, null);
+  private volatile DaemonStatus status = new DaemonStatus(0, 0, 0, 0, 0, 0, null);
   private long pendingSince = -1;
   private long retryAt = -1;
   private long retryGap = ZOMBIE_RETRY_START_NANOS;
@@ -221,7 +221,9 @@ final class Worker implements Runnable {
   }
 
   private void pass() {
+    long started = System.nanoTime();
     Engine.Pass pass = engine.clean(false);
+    long took = System.nanoTime() - started;
     Judgement j = pass.judgement();
     for (String w : j.snapshot().warnings()) {
       LOG.debug("{}", w);
@@ -239,7 +241,9 @@ final class Worker implements Runnable {
     trackZombies(j);
     DaemonStatus before = status;
     status = new DaemonStatus(before.passes() + 1, before.reaped() + reapedNow, mounts.overflows(), mounts.size(),
-        exits.size(), j);
+        exits.size(), took, j);
+    LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
+        status.line());
     if (ready) {
       notifier.status(status.line());
     }
