@@ -11,7 +11,12 @@ import org.shmguard.policy.ReapPolicy;
  *
  * @param source where it came from: a file path, or "built-in defaults"
  */
-public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log) {
+public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log, Capacity capacity) {
+
+  /** The same settings, said to come from {@code newSource}. */
+  public Config withSource(String newSource) {
+    return new Config(newSource, mounts, reap, daemon, log, capacity);
+  }
 
   /** Whether "auto" discovery is on. */
   public boolean autoDiscover() {
@@ -29,12 +34,24 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
     }
   }
 
-  public record Daemon(Duration interval) {}
+  /**
+   * The daemon's schedules and limits.
+   *
+   * @param interval the full sweep, the safety net under the event path
+   * @param rediscover how often mounts are looked for (containers starting and stopping)
+   * @param settle how long to let a burst of events gather before one pass handles them all
+   * @param watchHolders at most this many holder processes watched for their exit (pidfds)
+   * @param summary a Quartz cron expression for the journal summary, "" for none
+   */
+  public record Daemon(Duration interval, Duration rediscover, Duration settle, int watchHolders, String summary) {}
+
+  /** Capacity alerts: used percentages per mount, and how many holders of hidden bytes to name. */
+  public record Capacity(int warn, int critical, int hysteresis, int topHolders) {}
 
   public record Log(String level) {}
 
   @SuppressWarnings("unchecked")
-  static Config from(String source, Map<String, Object> v) {
+  static Config from(String source, Map<String, Object> v) throws ConfigException {
     return new Config(
         source,
         (List<String>) v.get("mounts"),
@@ -44,7 +61,22 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
             (List<Glob>) v.get("reap.patterns"),
             (List<Glob>) v.get("reap.deny"),
             (Boolean) v.get("reap.requireHostPidNamespace")),
-        new Daemon((Duration) v.get("daemon.interval")),
-        new Log((String) v.get("log.level")));
+        new Daemon((Duration) v.get("daemon.interval"), (Duration) v.get("daemon.rediscover"),
+            (Duration) v.get("daemon.settle"), (Integer) v.get("daemon.watchHolders"), (String) v.get("daemon.summary")),
+        new Log((String) v.get("log.level")),
+        capacity(source, v));
+  }
+
+  private static Capacity capacity(String source, Map<String, Object> v) throws ConfigException {
+    int warn = (Integer) v.get("capacity.warn");
+    int critical = (Integer) v.get("capacity.critical");
+    int hysteresis = (Integer) v.get("capacity.hysteresis");
+    if (critical <= warn) {
+      throw new ConfigException(source, 0, "capacity.critical", "must be above capacity.warn (" + warn + ")");
+    }
+    if (hysteresis >= warn) {
+      throw new ConfigException(source, 0, "capacity.hysteresis", "must be below capacity.warn (" + warn + ")");
+    }
+    return new Capacity(warn, critical, hysteresis, (Integer) v.get("capacity.topHolders"));
   }
 }

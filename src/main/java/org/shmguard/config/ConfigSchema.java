@@ -24,6 +24,14 @@ final class ConfigSchema {
     k.put("reap.deny", Types.globs());
     k.put("reap.requireHostPidNamespace", Types.bool());
     k.put("daemon.interval", Types.duration(Duration.ofMillis(100), Duration.ofDays(1)));
+    k.put("daemon.rediscover", Types.duration(Duration.ofMillis(100), Duration.ofHours(1)));
+    k.put("daemon.settle", Types.duration(Duration.ZERO, Duration.ofSeconds(10)));
+    k.put("daemon.watchHolders", Types.integer(0, 65_536));
+    k.put("daemon.summary", Types.cron());
+    k.put("capacity.warn", Types.integer(1, 100));
+    k.put("capacity.critical", Types.integer(1, 100));
+    k.put("capacity.hysteresis", Types.integer(0, 50));
+    k.put("capacity.topHolders", Types.integer(0, 100));
     k.put("log.level", Types.oneOf("error", "warn", "info", "debug"));
     return Map.copyOf(k);
   }

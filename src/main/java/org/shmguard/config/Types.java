@@ -85,6 +85,28 @@ final class Types {
     return scalar(allowed, text -> text);
   }
 
+  /** A Quartz cron expression (seconds first: "0 0 * * * ?" is hourly), or "" for never. */
+  static ValueType<String> cron() {
+    return new ValueType<>() {
+      @Override
+      public String parse(YamlNode node) {
+        String text = node.isNull() ? "" : node.text().trim();
+        if (node.isMap() || node.isList()) {
+          throw new IllegalArgumentException("a single value is needed here");
+        }
+        if (!text.isEmpty() && !org.quartz.CronExpression.isValidExpression(text)) {
+          throw new IllegalArgumentException("\"" + text + "\" is not a valid cron expression");
+        }
+        return text;
+      }
+
+      @Override
+      public String allowed() {
+        return "a Quartz cron expression with seconds first, such as \"0 0 * * * ?\" (hourly), or \"\" for never";
+      }
+    };
+  }
+
   static ValueType<String> absolutePath() {
     return scalar("an absolute path", text -> {
       if (!text.startsWith("/")) {
