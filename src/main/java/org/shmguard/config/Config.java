@@ -1,17 +1,19 @@
 package org.shmguard.config;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.shmguard.policy.Glob;
 import org.shmguard.policy.ReapPolicy;
+import org.shmguard.policy.SizeSpec;
 
 /**
  * shmguard's whole configuration, validated and immutable. Obtain one from {@link ConfigLoader}.
  *
  * @param source where it came from: a file path, or "built-in defaults"
  */
-public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log) {
+public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log, Advice advice, Remount remount) {
 
   /** Whether "auto" discovery is on. */
   public boolean autoDiscover() {
@@ -33,6 +35,12 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
 
   public record Log(String level) {}
 
+  /** The advice socket and file (issue 4). */
+  public record Advice(boolean enabled, Path socket, Path envFile, int defaultLocalRanks, int maxClients, Duration requestTimeout) {}
+
+  /** Growing a tmpfs by remount (issue 4): off unless enabled. */
+  public record Remount(boolean enabled, SizeSpec targetSize, SizeSpec maxSize, Duration cooldown) {}
+
   @SuppressWarnings("unchecked")
   static Config from(String source, Map<String, Object> v) {
     return new Config(
@@ -45,6 +53,11 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
             (List<Glob>) v.get("reap.deny"),
             (Boolean) v.get("reap.requireHostPidNamespace")),
         new Daemon((Duration) v.get("daemon.interval")),
-        new Log((String) v.get("log.level")));
+        new Log((String) v.get("log.level")),
+        new Advice((Boolean) v.get("advice.enabled"), Path.of((String) v.get("advice.socket")),
+            Path.of((String) v.get("advice.envFile")), (Integer) v.get("advice.defaultLocalRanks"),
+            (Integer) v.get("advice.maxClients"), (Duration) v.get("advice.requestTimeout")),
+        new Remount((Boolean) v.get("remount.enabled"), (SizeSpec) v.get("remount.targetSize"),
+            (SizeSpec) v.get("remount.maxSize"), (Duration) v.get("remount.cooldown")));
   }
 }
