@@ -19,7 +19,11 @@ final class DaemonCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Config config = common.loadConfig();
     Main.setLogLevel(config.log().level());
-    SweepLoop loop = new SweepLoop(Engine.create(config, common.hostPaths()), config);
+    Engine engine = Engine.create(config, common.hostPaths());
+    SweepLoop loop = new SweepLoop(engine, config);
+    // Advice socket, advice.env and remount (issue 4): fed by every pass, closed on the way out.
+    DaemonAdvice advice = DaemonAdvice.start(config, common.hostPaths(), engine);
+    loop.onPass(advice::onPass);
     CountDownLatch stopped = new CountDownLatch(1);
     Thread hook = new Thread(() -> {
       loop.stop();
@@ -33,6 +37,7 @@ final class DaemonCommand implements Callable<Integer> {
     try {
       loop.run();
     } finally {
+      advice.close();
       stopped.countDown();
     }
     return 0;

@@ -1,6 +1,7 @@
 package org.shmguard.daemon;
 
 import java.time.Duration;
+import java.util.function.Consumer;
 import org.shmguard.config.Config;
 import org.shmguard.engine.Engine;
 import org.shmguard.policy.Durations;
@@ -18,6 +19,7 @@ public final class SweepLoop implements Runnable {
   private final Duration interval;
   private final Object lock = new Object();
   private volatile boolean running = true;
+  private volatile Consumer<Engine.Pass> passListener = pass -> {};
 
   public SweepLoop(Engine engine, Config config) {
     this.engine = engine;
@@ -51,8 +53,14 @@ public final class SweepLoop implements Runnable {
     LOG.info("shmguard stopped");
   }
 
+  /** Called with every pass's result, on the loop's thread (the advice service listens here). */
+  public void onPass(Consumer<Engine.Pass> listener) {
+    this.passListener = listener;
+  }
+
   void sweep() {
     Engine.Pass pass = engine.clean(false);
+    passListener.accept(pass);
     var j = pass.judgement();
     for (String b : j.plan().blockers()) {
       LOG.warn("not reaping: {}", b);

@@ -159,7 +159,7 @@ class AdviceSocketTest {
 
   @Test
   void remountFromAnOrdinaryUserIsRefusedAndFromRootIsPassedOn() throws Exception {
-    Path dir = Files.createTempDirectory(Sandbox.MOUNTS, "ask-");
+    Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "ask-");
     Path cls = dir.resolve("org/shmguard/advice/AskProcess.class");
     Files.createDirectories(cls.getParent());
     Files.copy(Path.of(AskProcess.class.getProtectionDomain().getCodeSource().getLocation().toURI())
