@@ -119,6 +119,11 @@ public final class AdviceResponder {
           return m;
         }
       }
+      for (ShmMount m : j.snapshot().mounts()) {
+        if (m.origin() == MountOrigin.CONFIGURED && m.mountPoint().equals("/dev/shm")) {
+          return m; // "mounts: [/dev/shm]" without auto
+        }
+      }
       throw new ProtocolException(ProtocolException.UNKNOWN_MOUNT, "shmguard watches no /dev/shm of its own namespace; send dev=MAJ:MIN");
     }
     Dev dev;

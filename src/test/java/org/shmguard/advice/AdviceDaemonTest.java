@@ -1,0 +1,102 @@
+package org.shmguard.advice;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.shmguard.testing.CliRun;
+import org.shmguard.testing.Sandbox;
+import org.shmguard.testing.TestConfig;
+
+/**
+ * `shmguard daemon` in its own JVM serving advice on its socket and keeping advice.env, and
+ * `shmguard advise` with and without it.
+ */
+class AdviceDaemonTest {
+  @Test
+  void theDaemonAnswersOnItsSocketKeepsAdviceEnvAndRemovesTheSocketOnStop() throws Exception {
+    Sandbox.require();
+    Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "daemon-");
+    Path socket = dir.resolve("advice.sock");
+    Path envFile = dir.resolve("advice.env");
+    Path config = TestConfig.write("mounts: [/dev/shm]\nreap:\n  dryRun: true\n  requireHostPidNamespace: false\n"
+        + "daemon:\n  interval: 1s\nadvice:\n  socket: " + socket + "\n  envFile: " + envFile + "\n");
+    Process daemon = new ProcessBuilder(Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+        "org.shmguard.cli.Main", "daemon", "-c", config.toString())
+        .redirectErrorStream(true).redirectOutput(dir.resolve("daemon.log").toFile()).start();
+    try {
+      String body = eventually(() -> AdviceClient.ask(socket, "ADVISE v1 ranks=4 nccl=2.21.5 format=env", Duration.ofSeconds(10)));
+      assertThat(body).contains("NCCL_SHM_DISABLE=1", "SHMGUARD_MOUNT=/dev/shm");
+      String env = eventually(() -> Files.readString(envFile));
+      assertThat(env).contains("SHMGUARD_ADVICE=", "SHMGUARD_MOUNT=/dev/shm", "SHMGUARD_REASON=");
+      try (var files = Files.list(dir)) {
+        assertThat(files.map(p -> p.getFileName().toString())).noneMatch(n -> n.endsWith(".tmp"));
+      }
+
+      CliRun viaDaemon = CliRun.of("advise", "--socket", socket.toString(), "--local-ranks", "4", "--nccl-version", "2.21.5");
+      assertThat(viaDaemon.status()).as(viaDaemon.err()).isZero();
+      assertThat(viaDaemon.err()).isEmpty();
+      assertThat(viaDaemon.out()).contains("NCCL_SHM_DISABLE=1");
+    } finally {
+      daemon.destroy(); // SIGTERM, as systemd stops it
+      assertThat(daemon.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    }
+    assertThat(socket).doesNotExist();
+    assertThat(Files.readString(dir.resolve("daemon.log"), StandardCharsets.UTF_8)).contains("advice socket listening on " + socket);
+  }
+
+  @Test
+  void adviseWithoutADaemonWorksItOutLocallyAndSaysSo() {
+    Sandbox.require();
+
+    CliRun r = CliRun.of("advise", "--socket", "/run/shmguard-test/nobody-here.sock", "--local-ranks", "4",
+        "--nccl-version", "2.21.5", "--format", "json");
+
+    assertThat(r.status()).as(r.err()).isZero();
+    assertThat(r.err()).contains("no daemon answers on /run/shmguard-test/nobody-here.sock").contains("worked out here");
+    assertThat(r.json().get("action").asText()).isEqualTo("shm-disable");
+    assertThat(r.json().get("mount").get("name").asText()).isEqualTo("/dev/shm");
+  }
+
+  @Test
+  void adviseDaemonOnlyFailsWithoutADaemon() {
+    Sandbox.require();
+
+    CliRun r = CliRun.of("advise", "--daemon-only", "--socket", "/run/shmguard-test/nobody-here.sock");
+
+    assertThat(r.status()).isEqualTo(1);
+    assertThat(r.out()).isEmpty();
+  }
+
+  @Test
+  void badOptionsAreUsageErrors() {
+    assertThat(CliRun.of("advise", "--nccl-version", "x.y").status()).isEqualTo(2);
+    assertThat(CliRun.of("advise", "--format", "xml").status()).isEqualTo(2);
+    assertThat(CliRun.of("advise", "--local-ranks", "0").status()).isEqualTo(2);
+  }
+
+  interface Attempt<T> {
+    T get() throws Exception;
+  }
+
+  /** Tries until it works or a generous minute has passed, for a daemon starting on a loaded machine. */
+  static <T> T eventually(Attempt<T> attempt) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (true) {
+      try {
+        return attempt.get();
+      } catch (IOException | ProtocolException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        Thread.sleep(100);
+      }
+    }
+  }
+
+}
