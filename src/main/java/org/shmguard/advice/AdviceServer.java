@@ -104,20 +104,23 @@ public final class AdviceServer implements Closeable {
   }
 
   /**
-   * The socket systemd passed (socket activation with StandardInput=socket, so the JDK sees it as
-   * the inherited channel), or null when the process was not started that way.
+   * The listening socket this process was started with as its standard input (systemd socket
+   * activation with {@code StandardInput=socket}, or {@code systemd-socket-activate --inetd}), or
+   * null when there is none. systemd's own protocol passes fd 3, which the JDK cannot adopt; a
+   * unit that sets LISTEN_FDS without StandardInput=socket gets a warning and a socket of our own.
    */
   public static AdviceServer inherited(AdviceResponder responder, Limits limits) throws IOException {
-    String pid = System.getenv("LISTEN_PID");
-    if (System.getenv("LISTEN_FDS") == null || pid == null || !pid.equals(Long.toString(ProcessHandle.current().pid()))) {
-      return null;
-    }
     Channel ch = System.inheritedChannel();
-    if (!(ch instanceof ServerSocketChannel server)) {
-      throw new IOException("LISTEN_FDS is set but standard input is not a listening socket: the unit needs StandardInput=socket");
+    if (ch instanceof ServerSocketChannel server && server.getLocalAddress() instanceof UnixDomainSocketAddress u) {
+      LOG.info("advice socket: using the listening socket inherited on standard input");
+      return new AdviceServer(server, u.getPath(), false, responder, limits);
     }
-    Path p = server.getLocalAddress() instanceof UnixDomainSocketAddress u ? u.getPath() : Path.of("(inherited)");
-    return new AdviceServer(server, p, false, responder, limits);
+    String pid = System.getenv("LISTEN_PID");
+    if (System.getenv("LISTEN_FDS") != null && pid != null && pid.equals(Long.toString(ProcessHandle.current().pid()))) {
+      LOG.warn("advice socket: systemd passed sockets (LISTEN_FDS) but not on standard input; add StandardInput=socket"
+          + " to the service to use them. Listening on a socket of our own instead.");
+    }
+    return null;
   }
 
   private static boolean answers(Path path) {

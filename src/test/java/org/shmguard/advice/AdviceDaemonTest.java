@@ -1,6 +1,7 @@
 package org.shmguard.advice;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -48,6 +49,34 @@ class AdviceDaemonTest {
     }
     assertThat(socket).doesNotExist();
     assertThat(Files.readString(dir.resolve("daemon.log"), StandardCharsets.UTF_8)).contains("advice socket listening on " + socket);
+  }
+
+  @Test
+  void socketActivationHandsTheDaemonItsListeningSocket() throws Exception {
+    Sandbox.require();
+    assumeTrue(Files.isExecutable(Path.of("/usr/bin/systemd-socket-activate")), "needs systemd-socket-activate (package systemd)");
+    Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "activated-");
+    Path socket = dir.resolve("activated.sock");
+    Path config = TestConfig.write("mounts: [/dev/shm]\nreap:\n  dryRun: true\n  requireHostPidNamespace: false\n"
+        + "daemon:\n  interval: 1s\nadvice:\n  socket: " + dir.resolve("unused.sock") + "\n  envFile: " + dir.resolve("advice.env") + "\n");
+    // --inetd: the listening socket becomes the child's standard input, as StandardInput=socket does.
+    Process activator = new ProcessBuilder("systemd-socket-activate", "--inetd", "-l", socket.toString(), Sandbox.javaBinary(),
+        "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), "org.shmguard.cli.Main", "daemon", "-c", config.toString())
+        .redirectErrorStream(true).redirectOutput(dir.resolve("daemon.log").toFile()).start();
+    try {
+      assertThat(eventually(() -> {
+        if (!Files.exists(socket)) {
+          throw new IOException("not listening yet");
+        }
+        return AdviceClient.ask(socket, "ADVISE v1 ranks=4 nccl=2.21.5", Duration.ofSeconds(10));
+      })).contains("NCCL_SHM_DISABLE=1");
+      assertThat(dir.resolve("unused.sock")).doesNotExist();
+    } finally {
+      activator.toHandle().descendants().forEach(ProcessHandle::destroy);
+      activator.destroy();
+      assertThat(activator.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    }
+    assertThat(Files.readString(dir.resolve("daemon.log"))).contains("using the listening socket inherited on standard input");
   }
 
   @Test

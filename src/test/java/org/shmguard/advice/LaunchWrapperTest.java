@@ -1,6 +1,7 @@
 package org.shmguard.advice;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
@@ -117,6 +118,15 @@ class LaunchWrapperTest {
     } finally {
       Files.deleteIfExists(socket);
     }
+  }
+
+  @Test
+  void theWrapperIsPosixShAndShellcheckClean() {
+    assumeTrue(Files.isExecutable(Path.of("/usr/bin/shellcheck")), "needs shellcheck (.ci/run installs it)");
+
+    org.shmguard.testing.Cmd.Result r = org.shmguard.testing.Cmd.exec("shellcheck", "--shell=sh", "--severity=style", WRAPPER.toString());
+
+    assertThat(r.status()).as(r.out() + r.err()).isZero();
   }
 
   @Test
