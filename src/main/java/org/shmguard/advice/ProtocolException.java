@@ -11,6 +11,7 @@ public final class ProtocolException extends Exception {
   public static final String UNKNOWN_MOUNT = "unknown-mount";
   public static final String UNAVAILABLE = "unavailable";
   public static final String FAILED = "failed";
+  public static final String REFUSED = "refused";
 
   private final String code;
 

@@ -55,8 +55,9 @@ final class DaemonAdvice implements Closeable {
       @Override
       public String remount(ShmMount mount, Long sizeBytes) throws ProtocolException {
         RemountOutcome o = remounter.grow(mount, sizeBytes, "asked by root over the advice socket");
-        if (o.result() == RemountOutcome.Result.FAILED) {
-          throw new ProtocolException(ProtocolException.FAILED, o.summary());
+        if (o.result() != RemountOutcome.Result.GROWN) {
+          throw new ProtocolException(o.result() == RemountOutcome.Result.REFUSED ? ProtocolException.REFUSED
+              : ProtocolException.FAILED, o.summary());
         }
         return o.summary();
       }

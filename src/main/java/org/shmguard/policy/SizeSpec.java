@@ -21,7 +21,8 @@ public record SizeSpec(long bytes, int percentOfRam) {
 
   /** Bytes this size stands for on a host with {@code ramBytes} of memory. */
   public long resolve(long ramBytes) {
-    return percentOfRam > 0 ? ramBytes / 100 * percentOfRam : bytes;
+    // split so that neither overflow nor early rounding loses bytes
+    return percentOfRam > 0 ? ramBytes / 100 * percentOfRam + ramBytes % 100 * percentOfRam / 100 : bytes;
   }
 
   @Override

@@ -1,6 +1,7 @@
 package org.shmguard.advice;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
@@ -11,6 +12,8 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.shmguard.testing.CliRun;
+import org.shmguard.testing.Cmd;
+import org.shmguard.testing.TmpfsMount;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 
@@ -49,6 +52,34 @@ class AdviceDaemonTest {
     }
     assertThat(socket).doesNotExist();
     assertThat(Files.readString(dir.resolve("daemon.log"), StandardCharsets.UTF_8)).contains("advice socket listening on " + socket);
+  }
+
+  @Test
+  void rootGrowsATmpfsOverTheSocketAndTheCooldownRefusesASecondTime() throws Exception {
+    Sandbox.require();
+    Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "remount-");
+    Path socket = dir.resolve("advice.sock");
+    try (TmpfsMount shm = TmpfsMount.create("size=1m,mode=1777,nosuid,nodev")) {
+      Path config = TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  dryRun: true\n  requireHostPidNamespace: false\n"
+          + "daemon:\n  interval: 1s\nadvice:\n  socket: " + socket + "\n  envFile: " + dir.resolve("advice.env") + "\n"
+          + "remount:\n  enabled: true\n  targetSize: 2M\n  maxSize: 16M\n  cooldown: 1h\n");
+      Process daemon = new ProcessBuilder(Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+          "org.shmguard.cli.Main", "daemon", "-c", config.toString())
+          .redirectErrorStream(true).redirectOutput(dir.resolve("daemon.log").toFile()).start();
+      try {
+        String grown = eventually(() -> AdviceClient.ask(socket, "REMOUNT v1 dev=" + shm.dev() + " size=8388608", Duration.ofSeconds(30)));
+        assertThat(grown).startsWith("grew " + shm.path() + " from 1048576 to 8388608 bytes");
+        assertThat(Cmd.run("findmnt", "-n", "-o", "OPTIONS", shm.path().toString())).contains("nosuid", "nodev", "size=8192k");
+
+        assertThatThrownBy(() -> AdviceClient.ask(socket, "REMOUNT v1 dev=" + shm.dev() + " size=16777216", Duration.ofSeconds(30)))
+            .isInstanceOf(ProtocolException.class).hasMessageContaining("remount.cooldown is 1h");
+        assertThat(AdviceClient.ask(socket, "PING", Duration.ofSeconds(30))).isEqualTo("pong\n");
+      } finally {
+        daemon.destroy();
+        assertThat(daemon.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      }
+      assertThat(Files.readString(dir.resolve("daemon.log"))).contains("remounting " + shm.path(), "remounted " + shm.path());
+    }
   }
 
   @Test
