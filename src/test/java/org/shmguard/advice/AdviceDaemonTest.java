@@ -55,7 +55,7 @@ class AdviceDaemonTest {
   }
 
   @Test
-  void rootGrowsATmpfsOverTheSocketAndTheCooldownRefusesASecondTime() throws Exception {
+  void rootGrowsATmpfsAndCleansOverTheSocketAndTheCooldownRefusesASecondGrow() throws Exception {
     Sandbox.require();
     Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "remount-");
     Path socket = dir.resolve("advice.sock");
@@ -73,6 +73,8 @@ class AdviceDaemonTest {
 
         assertThatThrownBy(() -> AdviceClient.ask(socket, "REMOUNT v1 dev=" + shm.dev() + " size=16777216", Duration.ofSeconds(30)))
             .isInstanceOf(ProtocolException.class).hasMessageContaining("remount.cooldown is 1h");
+        assertThat(AdviceClient.ask(socket, "CLEAN v1 dry-run=true", Duration.ofSeconds(30)))
+            .startsWith("would reap 0 of 0 candidates");
         assertThat(AdviceClient.ask(socket, "PING", Duration.ofSeconds(30))).isEqualTo("pong\n");
       } finally {
         daemon.destroy();
