@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import jdk.net.ExtendedSocketOptions;
 import jdk.net.UnixDomainPrincipal;
+import org.shmguard.nativ.Descriptors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,6 +42,7 @@ public final class AdviceServer implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(AdviceServer.class);
   private static final Duration WRITE_TIMEOUT = Duration.ofSeconds(5);
   private static final Duration DRAIN_TIME = Duration.ofSeconds(1);
+  private static final int SD_LISTEN_FDS_START = 3;
 
   /** How much one client may send, how long it may take, and how many are served at once. */
   public record Limits(int maxLineBytes, Duration requestTimeout, int maxClients) {
@@ -104,21 +106,28 @@ public final class AdviceServer implements Closeable {
   }
 
   /**
-   * The listening socket this process was started with as its standard input (systemd socket
-   * activation with {@code StandardInput=socket}, or {@code systemd-socket-activate --inetd}), or
-   * null when there is none. systemd's own protocol passes fd 3, which the JDK cannot adopt; a
-   * unit that sets LISTEN_FDS without StandardInput=socket gets a warning and a socket of our own.
+   * The listening socket systemd passed, or null when the process was not socket-activated. Both
+   * ways systemd has work: the sd_listen_fds protocol (LISTEN_PID is this process, LISTEN_FDS
+   * counts descriptors from 3; the first is moved to standard input, the one descriptor the JDK
+   * adopts as a channel) and StandardInput=socket (or {@code systemd-socket-activate --inetd}).
+   * Must run before anything else calls System.inheritedChannel(), which decides once.
    */
   public static AdviceServer inherited(AdviceResponder responder, Limits limits) throws IOException {
+    String pid = System.getenv("LISTEN_PID");
+    String fds = System.getenv("LISTEN_FDS");
+    if (fds != null && pid != null && pid.equals(Long.toString(ProcessHandle.current().pid()))) {
+      if (!fds.equals("1")) {
+        LOG.warn("advice socket: systemd passed {} descriptors; using the first (fd 3)", fds);
+      }
+      Descriptors.dup2(SD_LISTEN_FDS_START, 0);
+    }
     Channel ch = System.inheritedChannel();
     if (ch instanceof ServerSocketChannel server && server.getLocalAddress() instanceof UnixDomainSocketAddress u) {
-      LOG.info("advice socket: using the listening socket inherited on standard input");
+      LOG.info("advice socket: using the listening socket systemd passed, {}", u.getPath());
       return new AdviceServer(server, u.getPath(), false, responder, limits);
     }
-    String pid = System.getenv("LISTEN_PID");
-    if (System.getenv("LISTEN_FDS") != null && pid != null && pid.equals(Long.toString(ProcessHandle.current().pid()))) {
-      LOG.warn("advice socket: systemd passed sockets (LISTEN_FDS) but not on standard input; add StandardInput=socket"
-          + " to the service to use them. Listening on a socket of our own instead.");
+    if (fds != null) {
+      LOG.warn("advice socket: LISTEN_FDS is set but no listening Unix socket came with it; listening on a socket of our own");
     }
     return null;
   }

@@ -9,6 +9,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.shmguard.testing.CliRun;
@@ -85,17 +87,28 @@ class AdviceDaemonTest {
   }
 
   @Test
-  void socketActivationHandsTheDaemonItsListeningSocket() throws Exception {
+  void socketActivationBySdListenFdsHandsTheDaemonItsSocket() throws Exception {
+    assertSocketActivationWorks(List.of());
+  }
+
+  @Test
+  void socketActivationOnStandardInputHandsTheDaemonItsSocket() throws Exception {
+    // --inetd: the listening socket becomes the child's standard input, as StandardInput=socket does.
+    assertSocketActivationWorks(List.of("--inetd"));
+  }
+
+  private void assertSocketActivationWorks(List<String> activatorOptions) throws Exception {
     Sandbox.require();
     assumeTrue(Files.isExecutable(Path.of("/usr/bin/systemd-socket-activate")), "needs systemd-socket-activate (package systemd)");
     Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "activated-");
     Path socket = dir.resolve("activated.sock");
     Path config = TestConfig.write("mounts: [/dev/shm]\nreap:\n  dryRun: true\n  requireHostPidNamespace: false\n"
         + "daemon:\n  interval: 1s\nadvice:\n  socket: " + dir.resolve("unused.sock") + "\n  envFile: " + dir.resolve("advice.env") + "\n");
-    // --inetd: the listening socket becomes the child's standard input, as StandardInput=socket does.
-    Process activator = new ProcessBuilder("systemd-socket-activate", "--inetd", "-l", socket.toString(), Sandbox.javaBinary(),
-        "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), "org.shmguard.cli.Main", "daemon", "-c", config.toString())
-        .redirectErrorStream(true).redirectOutput(dir.resolve("daemon.log").toFile()).start();
+    List<String> cmd = new ArrayList<>(List.of("systemd-socket-activate"));
+    cmd.addAll(activatorOptions);
+    cmd.addAll(List.of("-l", socket.toString(), Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp",
+        System.getProperty("java.class.path"), "org.shmguard.cli.Main", "daemon", "-c", config.toString()));
+    Process activator = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("daemon.log").toFile()).start();
     try {
       assertThat(eventually(() -> {
         if (!Files.exists(socket)) {
@@ -109,7 +122,7 @@ class AdviceDaemonTest {
       activator.destroy();
       assertThat(activator.waitFor(60, TimeUnit.SECONDS)).isTrue();
     }
-    assertThat(Files.readString(dir.resolve("daemon.log"))).contains("using the listening socket inherited on standard input");
+    assertThat(Files.readString(dir.resolve("daemon.log"))).contains("using the listening socket systemd passed, " + socket);
   }
 
   @Test
