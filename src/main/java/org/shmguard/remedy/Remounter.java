@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.shmguard.host.HostPaths;
 import org.shmguard.host.MountEntry;
 import org.shmguard.model.Dev;
@@ -41,6 +42,7 @@ public final class Remounter {
   private final long ramBytes;
   private final Clock clock;
   private final Map<Dev, Instant> lastRemount = new ConcurrentHashMap<>();
+  private volatile Consumer<RemountOutcome> listener = o -> {};
 
   public Remounter(RemountPolicy policy, HostPaths paths, long ramBytes, Clock clock) {
     this.policy = policy;
@@ -54,6 +56,11 @@ public final class Remounter {
     return new Remounter(new RemountPolicy(c.enabled(), c.targetSize(), c.maxSize(), c.cooldown()), paths, memTotal(paths), clock);
   }
 
+  /** Told every outcome after it is logged: where the daemon's journal sink listens. */
+  public void onOutcome(Consumer<RemountOutcome> l) {
+    this.listener = l;
+  }
+
   /** What the daemon calls when a mount passes its critical threshold: grow it to the configured target. */
   public RemountOutcome onCritical(ShmMount mount) {
     return grow(mount, null, "it passed the critical threshold");
@@ -61,6 +68,12 @@ public final class Remounter {
 
   /** Grows {@code mount} to {@code requestedBytes}, or (null) the configured target, if the policy allows. */
   public synchronized RemountOutcome grow(ShmMount mount, Long requestedBytes, String trigger) {
+    RemountOutcome o = attempt(mount, requestedBytes, trigger);
+    listener.accept(o);
+    return o;
+  }
+
+  private RemountOutcome attempt(ShmMount mount, Long requestedBytes, String trigger) {
     String name = mount.displayName();
     boolean inContainer = reachedThroughProc(mount);
     MountEntry before = entry(mount, inContainer);
