@@ -1,21 +1,24 @@
 package org.shmguard.config;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.shmguard.policy.Glob;
 import org.shmguard.policy.ReapPolicy;
+import org.shmguard.policy.SizeSpec;
 
 /**
  * shmguard's whole configuration, validated and immutable. Obtain one from {@link ConfigLoader}.
  *
  * @param source where it came from: a file path, or "built-in defaults"
  */
-public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log, Capacity capacity) {
+public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log, Capacity capacity,
+    Advice advice, Remount remount) {
 
   /** The same settings, said to come from {@code newSource}. */
   public Config withSource(String newSource) {
-    return new Config(newSource, mounts, reap, daemon, log, capacity);
+    return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount);
   }
 
   /** Whether "auto" discovery is on. */
@@ -50,6 +53,12 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
 
   public record Log(String level) {}
 
+  /** The advice socket and file (issue 4). */
+  public record Advice(boolean enabled, Path socket, Path envFile, int defaultLocalRanks, int maxClients, Duration requestTimeout) {}
+
+  /** Growing a tmpfs by remount (issue 4): off unless enabled. */
+  public record Remount(boolean enabled, SizeSpec targetSize, SizeSpec maxSize, Duration cooldown) {}
+
   @SuppressWarnings("unchecked")
   static Config from(String source, Map<String, Object> v) throws ConfigException {
     return new Config(
@@ -64,7 +73,12 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
         new Daemon((Duration) v.get("daemon.interval"), (Duration) v.get("daemon.rediscover"),
             (Duration) v.get("daemon.settle"), (Integer) v.get("daemon.watchHolders"), (String) v.get("daemon.summary")),
         new Log((String) v.get("log.level")),
-        capacity(source, v));
+        capacity(source, v),
+        new Advice((Boolean) v.get("advice.enabled"), Path.of((String) v.get("advice.socket")),
+            Path.of((String) v.get("advice.envFile")), (Integer) v.get("advice.defaultLocalRanks"),
+            (Integer) v.get("advice.maxClients"), (Duration) v.get("advice.requestTimeout")),
+        new Remount((Boolean) v.get("remount.enabled"), (SizeSpec) v.get("remount.targetSize"),
+            (SizeSpec) v.get("remount.maxSize"), (Duration) v.get("remount.cooldown")));
   }
 
   private static Capacity capacity(String source, Map<String, Object> v) throws ConfigException {

@@ -9,6 +9,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.shmguard.policy.Durations;
 import org.shmguard.policy.Glob;
+import org.shmguard.policy.SizeSpec;
 
 /** The kinds of value configuration keys take. */
 final class Types {
@@ -53,6 +54,31 @@ final class Types {
         throw new IllegalArgumentException(text + " is out of range");
       }
       return v;
+    });
+  }
+
+  /** A byte count as {@link #size} takes it, or a whole percentage of the host's memory ("25%"). */
+  static ValueType<SizeSpec> sizeOrPercent(long minBytes) {
+    return scalar("a size such as 512M or 2G (k, M, G, T are powers of 1024), or a percentage of memory from 1% to 100%", text -> {
+      if (text.endsWith("%")) {
+        try {
+          int pct = Integer.parseInt(text.substring(0, text.length() - 1));
+          if (pct < 1 || pct > 100) {
+            throw new IllegalArgumentException(text + " is out of range");
+          }
+          return SizeSpec.ofPercent(pct);
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("\"" + text + "\" is not a percentage");
+        }
+      }
+      Long v = parseSize(text);
+      if (v == null) {
+        throw new IllegalArgumentException("\"" + text + "\" is not a size");
+      }
+      if (v < minBytes) {
+        throw new IllegalArgumentException(text + " is out of range");
+      }
+      return SizeSpec.ofBytes(v);
     });
   }
 

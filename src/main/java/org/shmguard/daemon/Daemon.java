@@ -2,6 +2,9 @@ package org.shmguard.daemon;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.quartz.SchedulerException;
 import org.shmguard.config.Config;
 import org.shmguard.engine.Engine;
@@ -29,11 +32,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class Daemon implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
+  private final Engine engine;
   private final Worker worker;
   private final Thread thread;
   private final Schedules schedules;
 
-  private Daemon(Worker worker, Thread thread, Schedules schedules) {
+  private Daemon(Engine engine, Worker worker, Thread thread, Schedules schedules) {
+    this.engine = engine;
     this.worker = worker;
     this.thread = thread;
     this.schedules = schedules;
@@ -41,6 +46,15 @@ public final class Daemon implements AutoCloseable {
 
   /** Starts the worker thread and the schedules; the first pass runs at once. */
   public static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier) throws IOException {
+    return start(config, paths, sink, notifier, List.of());
+  }
+
+  /**
+   * As above, with listeners told of every pass (the first one included) on the worker thread:
+   * the advice service, metrics, the remount policy. Each must be quick.
+   */
+  public static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
+      List<Consumer<Engine.Pass>> listeners) throws IOException {
     Config.Daemon d = config.daemon();
     LOG.info("shmguard starting with {}: sweep every {}, rediscovery every {}, grace {}, patterns {}, deny {}{}; {}",
         config.source(), Durations.human(d.interval()), Durations.human(d.rediscover()),
@@ -59,6 +73,7 @@ public final class Daemon implements AutoCloseable {
         }),
         poll, sink, notifier, d.settle(),
         new CapacityAlerts(new CapacityPolicy(c.warn(), c.critical(), c.hysteresis()), c.topHolders()));
+    listeners.forEach(worker::addListener);
     Thread thread = new Thread(() -> {
       try {
         worker.run();
@@ -68,7 +83,7 @@ public final class Daemon implements AutoCloseable {
     }, "shmguard-worker");
     thread.start();
     try {
-      return new Daemon(worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()));
+      return new Daemon(engine, worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()));
     } catch (SchedulerException e) {
       worker.stop();
       throw new IOException("cannot start the schedules: " + e.getMessage(), e);
@@ -88,6 +103,16 @@ public final class Daemon implements AutoCloseable {
   /** Asks for a full pass now, as the periodic sweep would. */
   public void sweepNow() {
     worker.request(Worker.Request.SWEEP);
+  }
+
+  /** A full pass (reaping included) on the worker thread, with its alerts, as soon as it can run. */
+  public CompletableFuture<Engine.Pass> passNow() {
+    return worker.passNow();
+  }
+
+  /** A pass that decides and reaps nothing, run on the caller's thread; the engine serialises it with the worker's. */
+  public Engine.Pass dryRunPass() {
+    return engine.clean(true);
   }
 
   /** Asks for the journal summary now, as its cron schedule would. */

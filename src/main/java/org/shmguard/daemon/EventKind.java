@@ -15,7 +15,10 @@ public enum EventKind {
   SCAN_INCOMPLETE("scan_incomplete", "3fcc27aea58840fab9e4db1ae83a668c", 4),
   MOUNT_ADDED("mount_added", "236d351982404e6d9b4892d8de5a4858", 6),
   MOUNT_REMOVED("mount_removed", "a09f03e684d44cf2ad801efce40b0b4f", 6),
-  SUMMARY("summary", "dfab499441854ec4b590b4f8518c3162", 6);
+  SUMMARY("summary", "dfab499441854ec4b590b4f8518c3162", 6),
+  REMOUNT_GROWN("remount_grown", "c8d011c3edc44e52a5e7b959860d98a6", 5),
+  REMOUNT_REFUSED("remount_refused", "d334f009b14a4e77a397ccb79d857e69", 4),
+  REMOUNT_FAILED("remount_failed", "50116415299f40b79bbd5a9e1f195a08", 3);
 
   private final String label;
   private final String messageId;

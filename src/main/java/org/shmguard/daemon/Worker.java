@@ -9,7 +9,11 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.ArrayList;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.MountDiscovery;
 import org.shmguard.model.Dev;
@@ -53,6 +57,8 @@ final class Worker implements Runnable {
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
+  private final List<Consumer<Engine.Pass>> listeners = new CopyOnWriteArrayList<>();
+  private final List<CompletableFuture<Engine.Pass>> waiters = new ArrayList<>();
   private volatile boolean stopping;
   private volatile boolean failed;
   private boolean ready;
@@ -96,6 +102,21 @@ final class Worker implements Runnable {
     poll.wake();
   }
 
+  /** Called on the worker thread after every pass; it must be quick and must not throw. */
+  void addListener(Consumer<Engine.Pass> listener) {
+    listeners.add(listener);
+  }
+
+  /** A full pass on the worker thread as soon as it can run, and its result. */
+  CompletableFuture<Engine.Pass> passNow() {
+    CompletableFuture<Engine.Pass> f = new CompletableFuture<>();
+    synchronized (waiters) {
+      waiters.add(f);
+    }
+    request(Request.SWEEP);
+    return f;
+  }
+
   void stop() {
     stopping = true;
     poll.wake();
@@ -127,6 +148,7 @@ final class Worker implements Runnable {
       failed = true;
       LOG.error("the worker loop failed: {}", e.toString(), e);
     } finally {
+      failWaiters(new IllegalStateException("the daemon is stopping"));
       notifier.stopping();
       exits.close();
       mounts.close();
@@ -221,8 +243,19 @@ final class Worker implements Runnable {
   }
 
   private void pass() {
+    List<CompletableFuture<Engine.Pass>> served;
+    synchronized (waiters) {
+      served = new ArrayList<>(waiters);
+      waiters.clear();
+    }
     long started = System.nanoTime();
-    Engine.Pass pass = engine.clean(false);
+    Engine.Pass pass;
+    try {
+      pass = engine.clean(false);
+    } catch (RuntimeException e) {
+      served.forEach(f -> f.completeExceptionally(e));
+      throw e;
+    }
     long took = System.nanoTime() - started;
     Judgement j = pass.judgement();
     for (String w : j.snapshot().warnings()) {
@@ -246,6 +279,21 @@ final class Worker implements Runnable {
         status.line());
     if (ready) {
       notifier.status(status.line());
+    }
+    for (Consumer<Engine.Pass> l : listeners) {
+      try {
+        l.accept(pass);
+      } catch (RuntimeException e) {
+        LOG.error("a pass listener failed: {}", e.toString(), e);
+      }
+    }
+    served.forEach(f -> f.complete(pass));
+  }
+
+  private void failWaiters(RuntimeException why) {
+    synchronized (waiters) {
+      waiters.forEach(f -> f.completeExceptionally(why));
+      waiters.clear();
     }
   }
 

@@ -23,6 +23,20 @@ public final class NcclFacts {
   public static final long NVLS_SCRATCH_BYTES_PER_RANK = 3_328;
   /** Channels of a ring when nothing says otherwise: 4 ranks x 2 channels already need ~77 MB. */
   public static final int DEFAULT_CHANNELS = 2;
+  /** NVLS scratch exists from 2.19 (NCCL-FACTS.md, Sizes). */
+  public static final NcclVersion NVLS_SINCE = NcclVersion.of(2, 19, 0);
+
+  // NCCL_CUMEM_HOST_ENABLE (NCCL-FACTS.md, Variables): moves the SHM transport's buffers off
+  // /dev/shm into cuMem host memory; never the proxy pool or the NVLS scratch.
+  /** The variable exists, off by default. */
+  public static final NcclVersion CUMEM_HOST_SINCE = NcclVersion.of(2, 23, 4);
+  /** Default "auto": on when the CUDA driver is {@link #CUMEM_HOST_AUTO_DRIVER} or newer (and the runtime 12.2+). */
+  public static final NcclVersion CUMEM_HOST_AUTO_SINCE = NcclVersion.of(2, 24, 3);
+  public static final CudaVersion CUMEM_HOST_AUTO_DRIVER = CudaVersion.of(12, 6);
+  /** NCCL probes cuMem host memory and falls back when it fails. */
+  public static final NcclVersion CUMEM_HOST_FALLBACK_SINCE = NcclVersion.of(2, 26, 3);
+  /** Below this driver, cuMem host memory can fail between GPUs without P2P (NVIDIA/nccl #1838). */
+  public static final CudaVersion CUMEM_HOST_NO_P2P_SAFE_DRIVER = CudaVersion.of(13, 0);
 
   // GPU memory, not /dev/shm: the doctor reports the headroom (../shared/NCCL-FACTS.md, Variables;
   // ../shared/SCENARIOS.md #4).
@@ -93,6 +107,16 @@ public final class NcclFacts {
       return 0;
     }
     return (long) localRanks * channels * ((SHM_RECV_BYTES + REFCOUNT_BYTES) + (SHM_SEND_BYTES + REFCOUNT_BYTES));
+  }
+
+  /** The newest proxy ops pool known: what an unknown NCCL version is assumed to need. */
+  public static long largestProxyPoolBytes() {
+    return proxyPoolBytes(NcclVersion.of(Integer.MAX_VALUE, 0, 0));
+  }
+
+  /** NVLS scratch of {@code localRanks} ranks: 0 before 2.19. */
+  public static long nvlsScratchBytes(int localRanks, NcclVersion v) {
+    return v.atLeast(2, 19, 0) ? (long) localRanks * NVLS_SCRATCH_BYTES_PER_RANK : 0;
   }
 
   /** Every rank's proxy ops pool file, which NCCL_SHM_DISABLE=1 does not remove. */
