@@ -13,10 +13,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 @Command(name = "daemon", mixinStandardHelpOptions = true,
-    description = {"Run in the foreground as a service: watch every shm mount with inotify and every holder's exit,",
-        "reap leaked segments with their evidence, alert on capacity through journald, answer launchers on the",
-        "advice socket, grow a tmpfs past critical where remount.enabled allows, and tell systemd (Type=notify)",
-        "when it is ready, what it is doing, and that it is alive. Stops on SIGTERM or SIGINT."},
+    description = "Run in the foreground as a service: watch every shm mount with inotify and every holder's exit, reap leaked segments with their evidence, alert on capacity through journald, answer launchers on the advice socket, grow a tmpfs past critical where remount.enabled allows, and tell systemd (Type=notify) when it is ready, what it is doing, and that it is alive. Stops on SIGTERM or SIGINT.",
     footer = {"", "Exit status: 0 stopped by a signal, 70 the service failed, 78 bad configuration."})
 final class DaemonCommand implements Callable<Integer> {
   @Mixin CommonOptions common;
