@@ -80,6 +80,17 @@ inside apt-get install -y -q /var/cache/shmguard.deb >"$work/apt.log" 2>&1 || { 
 inside dpkg-query -W -f='${Status}\n' shmguard | grep -qx "install ok installed" || { echo "FAIL not installed"; exit 1; }
 echo "CHECK installed with apt: ok"
 
+if [ -e "$root/lib/systemd/system/shmguard.service" ]; then
+  # Type=notify: "active" only after the daemon sent READY=1 (its first full pass).
+  for _ in $(seq 120); do
+    [ "$(inside systemctl is-active shmguard.service || true)" = active ] && break
+    sleep 1
+  done
+  [ "$(inside systemctl is-enabled shmguard.service || true)" = enabled ] || { echo "FAIL the package did not enable the service"; exit 1; }
+  [ "$(inside systemctl is-active shmguard.service || true)" = active ] || { echo "FAIL the package did not start the service"; inside systemctl status shmguard.service || true; exit 1; }
+  echo "CHECK the package enabled and started the service (READY reached): ok"
+fi
+
 [ -s "$root/var/lib/shmguard/shmguard.jsa" ] && echo "CHECK AppCDS archive made at install: ok" \
   || { echo "FAIL no AppCDS archive"; cat "$work/apt.log"; exit 1; }
 
@@ -87,14 +98,18 @@ inside shmguard scan --json >"$work/scan.out" 2>&1 || { echo "FAIL shmguard scan
 grep -q "/dev/shm" "$work/scan.out" || { echo "FAIL shmguard scan does not show /dev/shm"; cat "$work/scan.out"; exit 1; }
 echo "CHECK shmguard scan works inside: ok"
 
-# A leak: an NCCL-named file nobody holds, with a grace short enough for a test.
+# A leak: an NCCL-named file nobody holds, with a grace short enough for a test. The booted
+# container is a PID namespace of its own that holds every process able to reach its /dev/shm:
+# the case reap.requireHostPidNamespace: false is for.
 cat > "$root/etc/shmguard/shmguard.yaml" <<YAML
 reap:
   grace: 1s
+  requireHostPidNamespace: false
 daemon:
   interval: 1s
 YAML
 inside sh -c 'head -c 9637892 /dev/zero > /dev/shm/nccl-Leak01'
+inside test -s /dev/shm/nccl-Leak01 || { echo "FAIL cannot create the leak in the container's /dev/shm"; exit 1; }
 
 if [ -e "$root/lib/systemd/system/shmguard.service" ]; then
   inside systemctl restart shmguard.service
@@ -104,16 +119,16 @@ if [ -e "$root/lib/systemd/system/shmguard.service" ]; then
   done
   [ "$(inside systemctl is-active shmguard.service || true)" = active ] || { echo "FAIL service not active"; inside systemctl status shmguard.service || true; exit 1; }
   echo "CHECK service active: ok"
-  for _ in $(seq 120); do [ -e "$root/dev/shm/nccl-Leak01" ] || break; sleep 1; done
-  [ ! -e "$root/dev/shm/nccl-Leak01" ] || { echo "FAIL the leaked segment is still there"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
+  for _ in $(seq 120); do inside test -e /dev/shm/nccl-Leak01 || break; sleep 1; done
+  ! inside test -e /dev/shm/nccl-Leak01 || { echo "FAIL the leaked segment is still there"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
   echo "CHECK leaked segment reaped by the service: ok"
-  inside journalctl -u shmguard.service --no-pager -o cat | grep "nccl-Leak01" | grep -qi "reap" \
+  inside journalctl --no-pager -o cat SHMGUARD_EVENT=segment_reaped SHM_SEGMENT=nccl-Leak01 | grep -q . \
     || { echo "FAIL no reap entry in the journal"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
   echo "CHECK reap in the service's journal: ok"
 else
   echo "SKIP service active, reaped by the service, journal entry: the package has no unit (systemd/shmguard.service is not in this tree)"
   inside shmguard clean >"$work/clean.out" 2>&1 || { echo "FAIL shmguard clean"; cat "$work/clean.out"; exit 1; }
-  [ ! -e "$root/dev/shm/nccl-Leak01" ] || { echo "FAIL shmguard clean left the leak"; cat "$work/clean.out"; exit 1; }
+  ! inside test -e /dev/shm/nccl-Leak01 || { echo "FAIL shmguard clean left the leak"; cat "$work/clean.out"; exit 1; }
   echo "CHECK leaked segment reaped by shmguard clean inside: ok"
 fi
 

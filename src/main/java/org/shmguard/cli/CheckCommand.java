@@ -15,7 +15,7 @@ import picocli.CommandLine.Mixin;
 @Command(name = "check", mixinStandardHelpOptions = true,
     description = {"Say in one line whether the watched shm mounts are healthy, as a node-problem-detector "
         + "custom plugin or a monitoring check. Changes nothing on the host.",
-        "A problem is a mount at least check.criticalPercent full, leaked segments shmguard may not reap "
+        "A problem is a mount at least capacity.critical percent full, leaked segments shmguard may not reap "
         + "(reaping blocked or reap.dryRun), or a /proc pass that could not read every process."},
     footer = {"", "Exit status: 0 healthy, 1 a problem, 2 unknown (including a bad configuration)."})
 final class CheckCommand implements Callable<Integer> {
@@ -26,7 +26,7 @@ final class CheckCommand implements Callable<Integer> {
     Health health;
     try {
       Config config = common.loadConfig();
-      health = Health.of(Engine.create(config, common.hostPaths()).judge(), config.check().criticalPercent(),
+      health = Health.of(Engine.create(config, common.hostPaths()).judge(), config.capacity().critical(),
           config.reap().dryRun());
     } catch (ConfigException e) {
       health = Health.unknown("bad configuration: " + e.format());

@@ -1,18 +1,23 @@
 package org.shmguard.cli;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.shmguard.config.Config;
-import org.shmguard.daemon.SweepLoop;
-import org.shmguard.engine.Engine;
+import org.shmguard.daemon.AlertSink;
+import org.shmguard.daemon.Daemon;
+import org.shmguard.daemon.StopSignals;
+import org.shmguard.metrics.CountingAlertSink;
 import org.shmguard.metrics.MetricsOutputs;
+import org.shmguard.systemd.JournalAlertSink;
+import org.shmguard.systemd.ServiceNotifier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 @Command(name = "daemon", mixinStandardHelpOptions = true,
-    description = "Run in the foreground: observe, decide and reap every daemon.interval, logging every reap with its evidence, until SIGTERM or SIGINT.",
-    footer = {"", "Exit status: 0 stopped by a signal, 78 bad configuration."})
+    description = "Run in the foreground as a service: watch every shm mount with inotify and every holder's exit, reap leaked segments with their evidence, alert on capacity through journald, answer launchers on the advice socket, grow a tmpfs past critical where remount.enabled allows, and tell systemd (Type=notify) when it is ready, what it is doing, and that it is alive. Stops on SIGTERM or SIGINT.",
+    footer = {"", "Exit status: 0 stopped by a signal, 70 the service failed, 78 bad configuration."})
 final class DaemonCommand implements Callable<Integer> {
   @Mixin CommonOptions common;
 
@@ -20,24 +25,40 @@ final class DaemonCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Config config = common.loadConfig();
     Main.setLogLevel(config.log().level());
-    MetricsOutputs metrics = MetricsOutputs.start(config);
-    SweepLoop loop = new SweepLoop(Engine.create(config, common.hostPaths()), config, metrics);
-    CountDownLatch stopped = new CountDownLatch(1);
-    Thread hook = new Thread(() -> {
-      loop.stop();
-      try {
-        stopped.await(10, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }, "shmguard-shutdown");
-    Runtime.getRuntime().addShutdownHook(hook);
-    try {
-      loop.run();
-    } finally {
-      metrics.close();
-      stopped.countDown();
+    try (MetricsOutputs metrics = MetricsOutputs.start(config)) {
+      return run(config, metrics);
     }
-    return 0;
+  }
+
+  private int run(Config config, MetricsOutputs metrics) throws Exception {
+    AlertSink sink = new CountingAlertSink(JournalAlertSink.choose(), metrics);
+    AtomicReference<Daemon> started = new AtomicReference<>();
+    Daemon daemon;
+    try (DaemonAdvice advice = DaemonAdvice.start(config, common.hostPaths(), sink)) {
+      try {
+        daemon = Daemon.start(config, common.hostPaths(), sink, ServiceNotifier.fromEnvironment(), List.of(advice::onPass,
+            pass -> metrics.passCompleted(pass, lastPassDuration(started.get()))));
+        started.set(daemon);
+      } catch (java.io.IOException e) {
+        common.spec.commandLine().getErr().println("shmguard: cannot start the daemon: " + e.getMessage());
+        return Main.EXIT_SOFTWARE;
+      }
+      advice.attach(daemon);
+      StopSignals.onTermOrInt(daemon::stop);
+      while (!daemon.awaitStopped(Duration.ofDays(1))) {
+        // runs until a signal stops it
+      }
+      daemon.close();
+    }
+    if (daemon.failed()) {
+      common.spec.commandLine().getErr().println("shmguard: the daemon stopped on an error (see the log above)");
+      return Main.EXIT_SOFTWARE;
+    }
+    return Main.EXIT_OK;
+  }
+
+  /** How long the pass that just ended took; unknown for a first pass that ends before start returns. */
+  private static Duration lastPassDuration(Daemon daemon) {
+    return daemon == null ? null : Duration.ofNanos(daemon.status().lastPassNanos());
   }
 }

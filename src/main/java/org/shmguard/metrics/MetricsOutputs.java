@@ -60,8 +60,8 @@ public final class MetricsOutputs implements MetricsSink, AutoCloseable {
   }
 
   @Override
-  public void alertRaised(String kind, ShmMount mount) {
-    metrics.alertRaised(kind, mount);
+  public void alertRaised(String kind, String mount, String container) {
+    metrics.alertRaised(kind, mount, container);
   }
 
   @Override
@@ -70,8 +70,8 @@ public final class MetricsOutputs implements MetricsSink, AutoCloseable {
   }
 
   @Override
-  public void remounted(ShmMount mount, boolean succeeded) {
-    metrics.remounted(mount, succeeded);
+  public void remounted(String mount, String container, String result) {
+    metrics.remounted(mount, container, result);
   }
 
   /** The port the endpoint listens on, or -1 when it is off. */

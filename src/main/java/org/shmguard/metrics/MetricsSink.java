@@ -6,8 +6,8 @@ import org.shmguard.model.ShmMount;
 
 /**
  * Where the daemon reports what it saw and did, for metrics. The daemon calls
- * {@link #passCompleted} after every observe, decide, act pass; the alert, advice and remount
- * code call the others as those things happen.
+ * {@link #passCompleted} after every observe, decide, act pass; {@link CountingAlertSink} reports
+ * alerts and remount outcomes; the advice socket would call {@link #adviceAnswered}.
  *
  * <pre>{@code
  * Engine.Pass pass = engine.clean(false);
@@ -15,17 +15,24 @@ import org.shmguard.model.ShmMount;
  * }</pre>
  */
 public interface MetricsSink {
-  /** One full pass: its judgement (mounts, verdicts, hidden bytes), its reap outcomes and how long it took. */
+  /**
+   * One full pass: its judgement (mounts, verdicts, hidden bytes), its reap outcomes and how long
+   * it took ({@code took} null when unknown).
+   */
   void passCompleted(Engine.Pass pass, Duration took);
 
-  /** An alert was raised about {@code mount} (null for one about the daemon itself). */
-  void alertRaised(String kind, ShmMount mount);
+  /**
+   * An alert of {@code kind} (a journald SHMGUARD_EVENT such as capacity_critical) was raised
+   * about {@code mount} (as the alert names it, null for one about the daemon itself) of
+   * {@code container} (null for the host's).
+   */
+  void alertRaised(String kind, String mount, String container);
 
   /** The advice socket answered a caller about {@code mount} with {@code advice} (such as "none", "shm-disable"). */
   void adviceAnswered(String advice, ShmMount mount);
 
-  /** A remount of {@code mount} was tried. */
-  void remounted(ShmMount mount, boolean succeeded);
+  /** A remount of {@code mount} of {@code container} ended with {@code result}: ok, refused or failed. */
+  void remounted(String mount, String container, String result);
 
   /** A sink that records nothing, for the one-shot commands and a daemon with metrics off. */
   static MetricsSink none() {
@@ -34,13 +41,13 @@ public interface MetricsSink {
       public void passCompleted(Engine.Pass pass, Duration took) {}
 
       @Override
-      public void alertRaised(String kind, ShmMount mount) {}
+      public void alertRaised(String kind, String mount, String container) {}
 
       @Override
       public void adviceAnswered(String advice, ShmMount mount) {}
 
       @Override
-      public void remounted(ShmMount mount, boolean succeeded) {}
+      public void remounted(String mount, String container, String result) {}
     };
   }
 }

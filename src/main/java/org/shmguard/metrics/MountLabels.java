@@ -25,6 +25,20 @@ record MountLabels(String mount, String container, String pod) {
     return new String[] {NAMES[0], NAMES[1], NAMES[2], extra};
   }
 
+  /**
+   * Labels from what an alert names: its mount (a display name, "container:/dev/shm" for a
+   * container's) and its container.
+   */
+  static MountLabels of(String mount, String container) {
+    String owner = container == null ? "" : container;
+    String point = mount == null ? "" : mount;
+    if (!owner.isEmpty() && point.startsWith(owner + ":")) {
+      point = point.substring(owner.length() + 1);
+    }
+    boolean pod = owner.startsWith("pod:");
+    return new MountLabels(point, pod ? "" : owner, pod ? owner.substring(4) : "");
+  }
+
   String[] values() {
     return new String[] {mount, container, pod};
   }

@@ -50,7 +50,7 @@ public final class ShmMetrics implements MetricsSink {
     advice = Counter.builder().name("shmguard_advice_answers_total")
         .help("Answers the advice socket gave, by advice.")
         .labelNames(MountLabels.namesAnd("advice")).register(registry);
-    remounts = Counter.builder().name("shmguard_remounts_total").help("Remounts tried, by result: ok or failed.")
+    remounts = Counter.builder().name("shmguard_remounts_total").help("Remounts tried, by result: ok, refused or failed.")
         .labelNames(MountLabels.namesAnd("result")).register(registry);
     passes = Counter.builder().name("shmguard_passes_total").help("Observe, decide, act passes run.").register(registry);
     incompletePasses = Counter.builder().name("shmguard_incomplete_passes_total")
@@ -84,7 +84,9 @@ public final class ShmMetrics implements MetricsSink {
     if (!j.snapshot().complete()) {
       incompletePasses.inc();
     }
-    scanDuration.observe(took.toNanos() / 1e9);
+    if (took != null) {
+      scanDuration.observe(took.toNanos() / 1e9);
+    }
     lastPass.set(j.snapshot().takenAt().toEpochMilli() / 1e3);
     lastPassComplete.set(j.snapshot().complete() ? 1 : 0);
     reapBlocked.set(j.plan().blockers().isEmpty() ? 0 : 1);
@@ -99,8 +101,8 @@ public final class ShmMetrics implements MetricsSink {
   }
 
   @Override
-  public void alertRaised(String kind, ShmMount mount) {
-    alerts.labelValues(MountLabels.of(mount).with(kind)).inc();
+  public void alertRaised(String kind, String mount, String container) {
+    alerts.labelValues(MountLabels.of(mount, container).with(kind)).inc();
   }
 
   @Override
@@ -109,8 +111,8 @@ public final class ShmMetrics implements MetricsSink {
   }
 
   @Override
-  public void remounted(ShmMount mount, boolean succeeded) {
-    remounts.labelValues(MountLabels.of(mount).with(succeeded ? "ok" : "failed")).inc();
+  public void remounted(String mount, String container, String result) {
+    remounts.labelValues(MountLabels.of(mount, container).with(result)).inc();
   }
 
   public PrometheusRegistry registry() {

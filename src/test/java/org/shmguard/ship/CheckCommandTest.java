@@ -40,7 +40,7 @@ class CheckCommandTest {
   void mountOverCriticalFillIsAProblem() {
     shm.createSegment("data.bin", 950 * 1024);
 
-    CliRun run = CliRun.of("check", "-c", config("check:\n  criticalPercent: 90\n").toString());
+    CliRun run = CliRun.of("check", "-c", config("capacity:\n  critical: 90\n").toString());
 
     assertThat(run.status()).isEqualTo(1);
     assertThat(run.out()).hasLineCount(1).contains(shm.path() + " ").contains("% full (critical 90%)");
@@ -70,9 +70,9 @@ class CheckCommandTest {
 
   @Test
   void badConfigurationIsUnknownNotAProblem() {
-    CliRun run = CliRun.of("check", "-c", TestConfig.write("check:\n  criticalPercent: 900\n").toString());
+    CliRun run = CliRun.of("check", "-c", TestConfig.write("capacity:\n  critical: 900\n").toString());
 
     assertThat(run.status()).isEqualTo(2);
-    assertThat(run.out()).startsWith("unknown: bad configuration:").contains("check.criticalPercent").hasLineCount(1);
+    assertThat(run.out()).startsWith("unknown: bad configuration:").contains("capacity.critical").hasLineCount(1);
   }
 }

@@ -43,7 +43,11 @@ class InstalledForRealTest {
         .contains("CHECK purged: ok")
         .doesNotContain("FAIL");
     if (Files.exists(Path.of("systemd/shmguard.service"))) {
-      assertThat(verdicts).contains("CHECK service active: ok").contains("CHECK reap in the service's journal: ok");
+      assertThat(verdicts)
+          .contains("CHECK the package enabled and started the service (READY reached): ok")
+          .contains("CHECK service active: ok")
+          .contains("CHECK leaked segment reaped by the service: ok")
+          .contains("CHECK reap in the service's journal: ok");
     }
   }
 }

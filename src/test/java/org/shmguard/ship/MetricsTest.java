@@ -103,9 +103,9 @@ class MetricsTest {
       var pass = Engine.create(config, HostPaths.system()).clean(false);
       metrics.passCompleted(pass, Duration.ofMillis(5));
       var mount = pass.judgement().mounts().get(0).mount();
-      metrics.alertRaised("capacity_critical", mount);
+      metrics.alertRaised("capacity_critical", mount.displayName(), mount.container());
       metrics.adviceAnswered("shm-disable", mount);
-      metrics.remounted(mount, true);
+      metrics.remounted(mount.displayName(), mount.container(), "ok");
 
       String body = scrape(metrics.port());
 

@@ -19,6 +19,7 @@ class PackagesTest {
       "/usr/share/shmguard/make-cds-archive",
       "/etc/shmguard/shmguard.yaml",
       "/usr/share/man/man1/shmguard.1.gz",
+      "/usr/share/man/man1/shmguard-launch.1.gz",
       "/usr/share/bash-completion/completions/shmguard",
       "/usr/share/doc/shmguard/copyright",
       "/usr/share/doc/shmguard/changelog.gz");
@@ -26,6 +27,7 @@ class PackagesTest {
   /** Files other parts of the project provide; once they exist in the tree, the packages must carry them. */
   private static final List<String[]> FROM_TREE = List.of(
       new String[] {"systemd/shmguard.service", "/lib/systemd/system/shmguard.service", "/usr/lib/systemd/system/shmguard.service"},
+      new String[] {"systemd/shmguard.socket", "/lib/systemd/system/shmguard.socket", "/usr/lib/systemd/system/shmguard.socket"},
       new String[] {"systemd/shmguard.catalog", "/usr/lib/systemd/catalog/shmguard.catalog", "/usr/lib/systemd/catalog/shmguard.catalog"},
       new String[] {"packaging/bin/shmguard-launch", "/usr/bin/shmguard-launch", "/usr/bin/shmguard-launch"});
 
@@ -45,6 +47,10 @@ class PackagesTest {
     assertThat(listing).containsPattern("-rwxr-xr-x root/root +\\d+ [-0-9: ]+\\./usr/bin/shmguard\n");
     assertThat(Cmd.run("dpkg-deb", "--info", deb.toString(), "conffiles")).isEqualTo("/etc/shmguard/shmguard.yaml\n");
     assertThat(Cmd.run("dpkg-deb", "--field", deb.toString(), "Depends")).contains("java17-runtime-headless");
+    if (Files.exists(Path.of("systemd/shmguard.service"))) {
+      assertThat(Cmd.run("sh", "-c", "dpkg-deb --fsys-tarfile " + deb + " | tar -xO ./lib/systemd/system/shmguard.service"))
+          .as("the packaged unit runs the launcher").contains("\nExecStart=/usr/bin/shmguard daemon\n");
+    }
   }
 
   @Test
