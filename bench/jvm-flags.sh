@@ -21,7 +21,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mount -t tmpfs -o size=256m,mode=1777 bench-shm /dev/shm
 mount -t tmpfs -o size=16m,mode=755 bench-run /run
-for i in $(seq -w 1 20); do head -c 9637892 /dev/zero > /dev/shm/nccl-Bench$i; done
+for i in $(seq -w 1 20); do head -c 9637892 /dev/zero > /dev/shm/nccl-Bench"$i"; done
 cat > "$work/config.yaml" <<YAML
 mounts: [auto]
 reap:

@@ -77,6 +77,7 @@ case "$state" in
 esac
 
 inside apt-get install -y -q /var/cache/shmguard.deb >"$work/apt.log" 2>&1 || { echo "FAIL apt install"; cat "$work/apt.log"; exit 1; }
+# shellcheck disable=SC2016 # ${Status} is dpkg-query's format, not the shell's
 inside dpkg-query -W -f='${Status}\n' shmguard | grep -qx "install ok installed" || { echo "FAIL not installed"; exit 1; }
 echo "CHECK installed with apt: ok"
 
@@ -91,8 +92,11 @@ if [ -e "$root/lib/systemd/system/shmguard.service" ]; then
   echo "CHECK the package enabled and started the service (READY reached): ok"
 fi
 
-[ -s "$root/var/lib/shmguard/shmguard.jsa" ] && echo "CHECK AppCDS archive made at install: ok" \
-  || { echo "FAIL no AppCDS archive"; cat "$work/apt.log"; exit 1; }
+if [ -s "$root/var/lib/shmguard/shmguard.jsa" ]; then
+  echo "CHECK AppCDS archive made at install: ok"
+else
+  echo "FAIL no AppCDS archive"; cat "$work/apt.log"; exit 1
+fi
 
 inside shmguard scan --json >"$work/scan.out" 2>&1 || { echo "FAIL shmguard scan"; cat "$work/scan.out"; exit 1; }
 grep -q "/dev/shm" "$work/scan.out" || { echo "FAIL shmguard scan does not show /dev/shm"; cat "$work/scan.out"; exit 1; }
@@ -133,8 +137,9 @@ else
 fi
 
 inside apt-get remove -y -q shmguard >"$work/remove.log" 2>&1 || { echo "FAIL apt remove"; cat "$work/remove.log"; exit 1; }
-[ ! -e "$root/usr/bin/shmguard" ] && [ ! -e "$root/usr/share/shmguard" ] && [ ! -e "$root/var/lib/shmguard" ] \
-  || { echo "FAIL files left after remove"; exit 1; }
+if [ -e "$root/usr/bin/shmguard" ] || [ -e "$root/usr/share/shmguard" ] || [ -e "$root/var/lib/shmguard" ]; then
+  echo "FAIL files left after remove"; exit 1
+fi
 [ -e "$root/etc/shmguard/shmguard.yaml" ] || { echo "FAIL remove deleted the changed configuration"; exit 1; }
 if [ -e "$root/lib/systemd/system/shmguard.service" ] || inside systemctl is-active --quiet shmguard.service; then
   echo "FAIL the service outlived its package"; exit 1
