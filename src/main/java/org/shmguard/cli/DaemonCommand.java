@@ -3,10 +3,13 @@ package org.shmguard.cli;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
 import org.shmguard.config.Config;
 import org.shmguard.daemon.AlertSink;
 import org.shmguard.daemon.Daemon;
 import org.shmguard.daemon.StopSignals;
+import org.shmguard.metrics.CountingAlertSink;
+import org.shmguard.metrics.MetricsOutputs;
 import org.shmguard.systemd.JournalAlertSink;
 import org.shmguard.systemd.ServiceNotifier;
 import picocli.CommandLine.Command;
@@ -22,11 +25,20 @@ final class DaemonCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Config config = common.loadConfig();
     Main.setLogLevel(config.log().level());
-    AlertSink sink = JournalAlertSink.choose();
+    try (MetricsOutputs metrics = MetricsOutputs.start(config)) {
+      return run(config, metrics);
+    }
+  }
+
+  private int run(Config config, MetricsOutputs metrics) throws Exception {
+    AlertSink sink = new CountingAlertSink(JournalAlertSink.choose(), metrics);
+    AtomicReference<Daemon> started = new AtomicReference<>();
     Daemon daemon;
     try (DaemonAdvice advice = DaemonAdvice.start(config, common.hostPaths(), sink)) {
       try {
-        daemon = Daemon.start(config, common.hostPaths(), sink, ServiceNotifier.fromEnvironment(), List.of(advice::onPass));
+        daemon = Daemon.start(config, common.hostPaths(), sink, ServiceNotifier.fromEnvironment(), List.of(advice::onPass,
+            pass -> metrics.passCompleted(pass, lastPassDuration(started.get()))));
+        started.set(daemon);
       } catch (java.io.IOException e) {
         common.spec.commandLine().getErr().println("shmguard: cannot start the daemon: " + e.getMessage());
         return Main.EXIT_SOFTWARE;
@@ -43,5 +55,10 @@ final class DaemonCommand implements Callable<Integer> {
       return Main.EXIT_SOFTWARE;
     }
     return Main.EXIT_OK;
+  }
+
+  /** How long the pass that just ended took; unknown for a first pass that ends before start returns. */
+  private static Duration lastPassDuration(Daemon daemon) {
+    return daemon == null ? null : Duration.ofNanos(daemon.status().lastPassNanos());
   }
 }

@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "shmguard", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
     description = "Keeps every shared-memory tmpfs on a GPU host healthy: finds NCCL segments leaked by dead jobs, proves nobody holds them, and reaps them with evidence.",
-    subcommands = {ScanCommand.class, CleanCommand.class, DaemonCommand.class, DoctorCommand.class, AdviseCommand.class,
+    subcommands = {ScanCommand.class, CleanCommand.class, DaemonCommand.class, DoctorCommand.class, AdviseCommand.class, CheckCommand.class,
         CommandLine.HelpCommand.class},
     footer = {"", "Exit status: 0 ok, 1 a problem found, 2 usage, 70 internal error, 78 bad configuration.",
         "Configuration: /etc/shmguard/shmguard.yaml (see the README for every key)."})
@@ -62,7 +62,7 @@ public final class Main implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: scan, clean, doctor, advise or daemon");
+    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: scan, clean, check, doctor, advise or daemon");
   }
 
   /** One-shot commands print their results; log lines below a warning would only get in the way. */

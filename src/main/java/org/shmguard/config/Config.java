@@ -14,11 +14,11 @@ import org.shmguard.policy.SizeSpec;
  * @param source where it came from: a file path, or "built-in defaults"
  */
 public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log, Capacity capacity,
-    Advice advice, Remount remount) {
+    Advice advice, Remount remount, Metrics metrics) {
 
   /** The same settings, said to come from {@code newSource}. */
   public Config withSource(String newSource) {
-    return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount);
+    return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount, metrics);
   }
 
   /** Whether "auto" discovery is on. */
@@ -59,6 +59,22 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
   /** Growing a tmpfs by remount (issue 4): off unless enabled. */
   public record Remount(boolean enabled, SizeSpec targetSize, SizeSpec maxSize, Duration cooldown) {}
 
+  /**
+   * Where metrics go (issue 5).
+   *
+   * @param listen host:port of the HTTP endpoint, "" for none
+   * @param textfile path of a node_exporter textfile, "" for none
+   */
+  public record Metrics(String listen, String textfile) {
+    public boolean serves() {
+      return !listen.isEmpty();
+    }
+
+    public boolean writesTextfile() {
+      return !textfile.isEmpty();
+    }
+  }
+
   @SuppressWarnings("unchecked")
   static Config from(String source, Map<String, Object> v) throws ConfigException {
     return new Config(
@@ -78,7 +94,8 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
             Path.of((String) v.get("advice.envFile")), (Integer) v.get("advice.defaultLocalRanks"),
             (Integer) v.get("advice.maxClients"), (Duration) v.get("advice.requestTimeout")),
         new Remount((Boolean) v.get("remount.enabled"), (SizeSpec) v.get("remount.targetSize"),
-            (SizeSpec) v.get("remount.maxSize"), (Duration) v.get("remount.cooldown")));
+            (SizeSpec) v.get("remount.maxSize"), (Duration) v.get("remount.cooldown")),
+        new Metrics((String) v.get("metrics.listen"), (String) v.get("metrics.textfile")));
   }
 
   private static Capacity capacity(String source, Map<String, Object> v) throws ConfigException {

@@ -45,6 +45,9 @@ final class ConfigSchema {
     k.put("remount.targetSize", Types.sizeOrPercent(1L << 20));
     k.put("remount.maxSize", Types.sizeOrPercent(1L << 20));
     k.put("remount.cooldown", Types.duration(Duration.ZERO, Duration.ofDays(7)));
+    // metrics: the Prometheus endpoint and the node_exporter textfile (issue 5)
+    k.put("metrics.listen", Types.listenAddress());
+    k.put("metrics.textfile", Types.optionalAbsolutePath());
     return Map.copyOf(k);
   }
 

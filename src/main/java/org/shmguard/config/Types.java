@@ -142,6 +142,40 @@ final class Types {
     });
   }
 
+  /** "" (off) or host:port, such as 127.0.0.1:9477 or [::1]:9477. */
+  static ValueType<String> listenAddress() {
+    return scalar("host:port such as 127.0.0.1:9477, or \"\" to turn it off", text -> {
+      if (text.isEmpty()) {
+        return text;
+      }
+      int colon = text.lastIndexOf(':');
+      String host = colon < 0 ? "" : text.substring(0, colon);
+      if (host.isEmpty() || integerOrNull(text.substring(colon + 1), 0, 65535) == null) {
+        throw new IllegalArgumentException("\"" + text + "\" is not host:port with a port from 0 (any free port) to 65535");
+      }
+      return text;
+    });
+  }
+
+  /** "" (off) or an absolute path. */
+  static ValueType<String> optionalAbsolutePath() {
+    return scalar("an absolute path, or \"\" to turn it off", text -> {
+      if (!text.isEmpty() && !text.startsWith("/")) {
+        throw new IllegalArgumentException("\"" + text + "\" is not an absolute path");
+      }
+      return text;
+    });
+  }
+
+  private static Integer integerOrNull(String text, int min, int max) {
+    try {
+      int v = Integer.parseInt(text);
+      return v < min || v > max ? null : v;
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
   static ValueType<List<Glob>> globs() {
     return list("a list of file name patterns such as \"nccl-*\" (* ? and [a-z], no '/')", Glob::of);
   }

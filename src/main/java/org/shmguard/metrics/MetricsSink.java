@@ -1,0 +1,53 @@
+package org.shmguard.metrics;
+
+import java.time.Duration;
+import org.shmguard.engine.Engine;
+import org.shmguard.model.ShmMount;
+
+/**
+ * Where the daemon reports what it saw and did, for metrics. The daemon calls
+ * {@link #passCompleted} after every observe, decide, act pass; {@link CountingAlertSink} reports
+ * alerts and remount outcomes; the advice socket would call {@link #adviceAnswered}.
+ *
+ * <pre>{@code
+ * Engine.Pass pass = engine.clean(false);
+ * sink.passCompleted(pass, Duration.ofNanos(System.nanoTime() - start));
+ * }</pre>
+ */
+public interface MetricsSink {
+  /**
+   * One full pass: its judgement (mounts, verdicts, hidden bytes), its reap outcomes and how long
+   * it took ({@code took} null when unknown).
+   */
+  void passCompleted(Engine.Pass pass, Duration took);
+
+  /**
+   * An alert of {@code kind} (a journald SHMGUARD_EVENT such as capacity_critical) was raised
+   * about {@code mount} (as the alert names it, null for one about the daemon itself) of
+   * {@code container} (null for the host's).
+   */
+  void alertRaised(String kind, String mount, String container);
+
+  /** The advice socket answered a caller about {@code mount} with {@code advice} (such as "none", "shm-disable"). */
+  void adviceAnswered(String advice, ShmMount mount);
+
+  /** A remount of {@code mount} of {@code container} ended with {@code result}: ok, refused or failed. */
+  void remounted(String mount, String container, String result);
+
+  /** A sink that records nothing, for the one-shot commands and a daemon with metrics off. */
+  static MetricsSink none() {
+    return new MetricsSink() {
+      @Override
+      public void passCompleted(Engine.Pass pass, Duration took) {}
+
+      @Override
+      public void alertRaised(String kind, String mount, String container) {}
+
+      @Override
+      public void adviceAnswered(String advice, ShmMount mount) {}
+
+      @Override
+      public void remounted(String mount, String container, String result) {}
+    };
+  }
+}

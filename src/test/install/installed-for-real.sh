@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Installs shmguard's .deb for real: a clean Debian 12 root (debootstrap, cached under
+# /var/cache/shmguard-test), booted with systemd-nspawn on a throw-away overlay, the package
+# installed with apt inside the booted system, then checked and removed.
+#
+#   src/test/install/installed-for-real.sh target/shmguard_*_all.deb      (as root)
+#
+# Prints "CHECK <what>: ok" for each check and "SKIP <what>: <why>" for what cannot be checked
+# on this branch; exits non-zero at the first failed check. Leaves no mount, process or file
+# behind except the cached root.
+set -euo pipefail
+
+deb=$(realpath "$1")
+cache=/var/cache/shmguard-test/bookworm-ship
+mirror=${SHMGUARD_TEST_MIRROR:-http://deb.debian.org/debian}
+
+if [ ! -d "$cache" ]; then
+  echo "making the cached Debian root $cache (once; needs $mirror)"
+  rm -rf "$cache.tmp"
+  debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,default-jre-headless,ca-certificates \
+    bookworm "$cache.tmp" "$mirror" >/dev/null
+  mv "$cache.tmp" "$cache"
+fi
+
+work=$(mktemp -d /var/tmp/shmguard-nspawn.XXXXXX)
+root=$work/root
+mkdir -p "$work/upper" "$work/work" "$root"
+mount -t overlay shmguard-test -o "lowerdir=$cache,upperdir=$work/upper,workdir=$work/work" "$root"
+nspawn=""
+cleanup() {
+  if [ -n "$nspawn" ] && kill -0 "$nspawn" 2>/dev/null; then
+    kill -TERM "$nspawn" 2>/dev/null || true
+    for _ in $(seq 60); do kill -0 "$nspawn" 2>/dev/null || break; sleep 1; done
+    kill -KILL "$nspawn" 2>/dev/null || true
+    wait "$nspawn" 2>/dev/null || true
+  fi
+  umount "$root" 2>/dev/null || umount -l "$root" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+cp "$deb" "$root/var/cache/shmguard.deb"
+machine=shmguard-test-$$
+systemd-nspawn --quiet --register=no --keep-unit --machine="$machine" -D "$root" --boot >"$work/console.log" 2>&1 &
+nspawn=$!
+
+# The container's init: the child of systemd-nspawn that runs systemd (nspawn forks helpers first,
+# so look again until it is there).
+leader=""
+find_leader() {
+  local pid
+  for pid in $( (ps -o pid= --ppid "$nspawn" || true) | tr -d ' '); do
+    if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = systemd ]; then
+      leader=$pid
+      return 0
+    fi
+  done
+  return 1
+}
+
+inside() {
+  nsenter --target "$leader" --mount --uts --ipc --net --pid -- \
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+state=""
+for _ in $(seq 180); do
+  kill -0 "$nspawn" 2>/dev/null || break
+  find_leader || { sleep 1; continue; }
+  state=$(inside systemctl is-system-running 2>/dev/null || true)
+  case "$state" in running|degraded) break ;; esac
+  sleep 1
+done
+case "$state" in
+  running|degraded) echo "CHECK booted with systemd-nspawn ($state): ok" ;;
+  *) echo "FAIL boot: system state '$state'"; tail -30 "$work/console.log"; exit 1 ;;
+esac
+
+inside apt-get install -y -q /var/cache/shmguard.deb >"$work/apt.log" 2>&1 || { echo "FAIL apt install"; cat "$work/apt.log"; exit 1; }
+# shellcheck disable=SC2016 # ${Status} is dpkg-query's format, not the shell's
+inside dpkg-query -W -f='${Status}\n' shmguard | grep -qx "install ok installed" || { echo "FAIL not installed"; exit 1; }
+echo "CHECK installed with apt: ok"
+
+if [ -e "$root/lib/systemd/system/shmguard.service" ]; then
+  # Type=notify: "active" only after the daemon sent READY=1 (its first full pass).
+  for _ in $(seq 120); do
+    [ "$(inside systemctl is-active shmguard.service || true)" = active ] && break
+    sleep 1
+  done
+  [ "$(inside systemctl is-enabled shmguard.service || true)" = enabled ] || { echo "FAIL the package did not enable the service"; exit 1; }
+  [ "$(inside systemctl is-active shmguard.service || true)" = active ] || { echo "FAIL the package did not start the service"; inside systemctl status shmguard.service || true; exit 1; }
+  echo "CHECK the package enabled and started the service (READY reached): ok"
+fi
+
+if [ -s "$root/var/lib/shmguard/shmguard.jsa" ]; then
+  echo "CHECK AppCDS archive made at install: ok"
+else
+  echo "FAIL no AppCDS archive"; cat "$work/apt.log"; exit 1
+fi
+
+inside shmguard scan --json >"$work/scan.out" 2>&1 || { echo "FAIL shmguard scan"; cat "$work/scan.out"; exit 1; }
+grep -q "/dev/shm" "$work/scan.out" || { echo "FAIL shmguard scan does not show /dev/shm"; cat "$work/scan.out"; exit 1; }
+echo "CHECK shmguard scan works inside: ok"
+
+# A leak: an NCCL-named file nobody holds, with a grace short enough for a test. The booted
+# container is a PID namespace of its own that holds every process able to reach its /dev/shm:
+# the case reap.requireHostPidNamespace: false is for.
+cat > "$root/etc/shmguard/shmguard.yaml" <<YAML
+reap:
+  grace: 1s
+  requireHostPidNamespace: false
+daemon:
+  interval: 1s
+YAML
+inside sh -c 'head -c 9637892 /dev/zero > /dev/shm/nccl-Leak01'
+inside test -s /dev/shm/nccl-Leak01 || { echo "FAIL cannot create the leak in the container's /dev/shm"; exit 1; }
+
+if [ -e "$root/lib/systemd/system/shmguard.service" ]; then
+  inside systemctl restart shmguard.service
+  for _ in $(seq 120); do
+    [ "$(inside systemctl is-active shmguard.service || true)" = active ] && break
+    sleep 1
+  done
+  [ "$(inside systemctl is-active shmguard.service || true)" = active ] || { echo "FAIL service not active"; inside systemctl status shmguard.service || true; exit 1; }
+  echo "CHECK service active: ok"
+  for _ in $(seq 120); do inside test -e /dev/shm/nccl-Leak01 || break; sleep 1; done
+  ! inside test -e /dev/shm/nccl-Leak01 || { echo "FAIL the leaked segment is still there"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
+  echo "CHECK leaked segment reaped by the service: ok"
+  inside journalctl --no-pager -o cat SHMGUARD_EVENT=segment_reaped SHM_SEGMENT=nccl-Leak01 | grep -q . \
+    || { echo "FAIL no reap entry in the journal"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
+  echo "CHECK reap in the service's journal: ok"
+else
+  echo "SKIP service active, reaped by the service, journal entry: the package has no unit (systemd/shmguard.service is not in this tree)"
+  inside shmguard clean >"$work/clean.out" 2>&1 || { echo "FAIL shmguard clean"; cat "$work/clean.out"; exit 1; }
+  ! inside test -e /dev/shm/nccl-Leak01 || { echo "FAIL shmguard clean left the leak"; cat "$work/clean.out"; exit 1; }
+  echo "CHECK leaked segment reaped by shmguard clean inside: ok"
+fi
+
+inside apt-get remove -y -q shmguard >"$work/remove.log" 2>&1 || { echo "FAIL apt remove"; cat "$work/remove.log"; exit 1; }
+if [ -e "$root/usr/bin/shmguard" ] || [ -e "$root/usr/share/shmguard" ] || [ -e "$root/var/lib/shmguard" ]; then
+  echo "FAIL files left after remove"; exit 1
+fi
+[ -e "$root/etc/shmguard/shmguard.yaml" ] || { echo "FAIL remove deleted the changed configuration"; exit 1; }
+if [ -e "$root/lib/systemd/system/shmguard.service" ] || inside systemctl is-active --quiet shmguard.service; then
+  echo "FAIL the service outlived its package"; exit 1
+fi
+echo "CHECK removed cleanly, configuration kept: ok"
+
+inside apt-get purge -y -q shmguard >"$work/purge.log" 2>&1 || { echo "FAIL apt purge"; cat "$work/purge.log"; exit 1; }
+[ ! -e "$root/etc/shmguard" ] || { echo "FAIL purge left /etc/shmguard"; ls -la "$root/etc/shmguard"; exit 1; }
+inside dpkg-query -W shmguard >/dev/null 2>&1 && { echo "FAIL dpkg still knows shmguard"; exit 1; }
+echo "CHECK purged: ok"

@@ -1,0 +1,125 @@
+package org.shmguard.ship;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.shmguard.testing.Cmd;
+
+/**
+ * The .deb and .rpm hold what an operator installs, in the places each distribution expects, and
+ * the distributions' own checkers find no errors in them.
+ */
+class PackagesTest {
+  private static final List<String> COMMON = List.of(
+      "/usr/bin/shmguard",
+      "/usr/share/shmguard/shmguard.jar",
+      "/usr/share/shmguard/make-cds-archive",
+      "/etc/shmguard/shmguard.yaml",
+      "/usr/share/man/man1/shmguard.1.gz",
+      "/usr/share/man/man1/shmguard-launch.1.gz",
+      "/usr/share/bash-completion/completions/shmguard",
+      "/usr/share/doc/shmguard/copyright",
+      "/usr/share/doc/shmguard/changelog.gz");
+
+  /** Files other parts of the project provide; once they exist in the tree, the packages must carry them. */
+  private static final List<String[]> FROM_TREE = List.of(
+      new String[] {"systemd/shmguard.service", "/lib/systemd/system/shmguard.service", "/usr/lib/systemd/system/shmguard.service"},
+      new String[] {"systemd/shmguard.socket", "/lib/systemd/system/shmguard.socket", "/usr/lib/systemd/system/shmguard.socket"},
+      new String[] {"systemd/shmguard.catalog", "/usr/lib/systemd/catalog/shmguard.catalog", "/usr/lib/systemd/catalog/shmguard.catalog"},
+      new String[] {"packaging/bin/shmguard-launch", "/usr/bin/shmguard-launch", "/usr/bin/shmguard-launch"});
+
+  @Test
+  void debHoldsTheCommandJarConffileManPageAndCompletion() {
+    Packages.requireTool("/usr/bin/dpkg-deb");
+    Path deb = Packages.deb();
+    String listing = Cmd.run("dpkg-deb", "--contents", deb.toString());
+    for (String f : COMMON) {
+      assertThat(listing).as("deb holds " + f).contains(" ." + f + "\n");
+    }
+    for (String[] f : FROM_TREE) {
+      if (Files.exists(Path.of(f[0]))) {
+        assertThat(listing).as("deb holds " + f[1]).contains(" ." + f[1] + "\n");
+      }
+    }
+    assertThat(listing).containsPattern("-rwxr-xr-x root/root +\\d+ [-0-9: ]+\\./usr/bin/shmguard\n");
+    assertThat(Cmd.run("dpkg-deb", "--info", deb.toString(), "conffiles")).isEqualTo("/etc/shmguard/shmguard.yaml\n");
+    assertThat(Cmd.run("dpkg-deb", "--field", deb.toString(), "Depends")).contains("java17-runtime-headless");
+    if (Files.exists(Path.of("systemd/shmguard.service"))) {
+      assertThat(Cmd.run("sh", "-c", "dpkg-deb --fsys-tarfile " + deb + " | tar -xO ./lib/systemd/system/shmguard.service"))
+          .as("the packaged unit runs the launcher").contains("\nExecStart=/usr/bin/shmguard daemon\n");
+    }
+  }
+
+  @Test
+  void rpmHoldsTheSameFilesWithTheConfigMarkedNoreplace() {
+    Packages.requireTool("/usr/bin/rpm");
+    Path rpm = Packages.rpm();
+    String listing = Cmd.run("rpm", "-qp", "--list", rpm.toString());
+    for (String f : COMMON) {
+      assertThat(listing).as("rpm holds " + f).contains(f + "\n");
+    }
+    for (String[] f : FROM_TREE) {
+      if (Files.exists(Path.of(f[0]))) {
+        assertThat(listing).as("rpm holds " + f[2]).contains(f[2] + "\n");
+      }
+    }
+    assertThat(listing).as("the rpm must not own system directories").doesNotContain("/usr/bin\n").doesNotContain("/etc\n");
+    assertThat(Cmd.run("rpm", "-qp", "--qf", "[%{FILENAMES} %{FILEFLAGS:fflags}\n]", rpm.toString()))
+        .contains("/etc/shmguard/shmguard.yaml cn");
+    assertThat(Cmd.run("rpm", "-qp", "--requires", rpm.toString())).contains("java-headless >= 1:17");
+    assertThat(Cmd.run("rpm", "-qp", "--scripts", rpm.toString()))
+        .contains("systemctl --no-reload preset shmguard.service")
+        .contains("systemctl try-restart shmguard.service");
+  }
+
+  @Test
+  void lintianFindsNoErrors() {
+    Packages.requireTool("/usr/bin/lintian");
+    Cmd.Result r = Cmd.exec("lintian", "--pedantic", Packages.deb().toString());
+    assertThat(r.out().lines().filter(l -> l.startsWith("E:")).toList()).as(r.out() + r.err()).isEmpty();
+    assertThat(r.status()).as(r.out() + r.err()).isZero();
+  }
+
+  @Test
+  void rpmlintFindsNoErrors() {
+    Packages.requireTool("/usr/bin/rpmlint");
+    Cmd.Result r = Cmd.exec("rpmlint", "-c", "packaging/rpm/rpmlint.toml", Packages.rpm().toString());
+    assertThat(r.out()).as(r.out() + r.err()).contains(" 0 errors");
+  }
+
+  @Test
+  void manPageRendersWithoutTroffWarnings() {
+    Packages.requireTool("/usr/bin/man");
+    Path page = Path.of("target/pkg/root/usr/share/man/man1/shmguard.1.gz");
+    Packages.deb();
+    Cmd.Result r = Cmd.exec("sh", "-c", "MANWIDTH=80 man --warnings -l " + page + " 2>&1 >/dev/null");
+    assertThat(r.out()).as("troff warnings").isEmpty();
+    assertThat(Cmd.run("sh", "-c", "MANWIDTH=80 man -l " + page)).contains("shmguard check").contains("shmguard daemon");
+  }
+
+  @Test
+  void bashCompletionCompletesCommandsAndTheirOptions() {
+    Packages.requireTool("/bin/bash");
+    Packages.deb();
+    String script = "target/pkg/root/usr/share/bash-completion/completions/shmguard";
+    String complete = "source " + script + "; COMP_WORDS=($WORDS); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); "
+        + "COMP_LINE=\"$WORDS\"; COMP_POINT=${#COMP_LINE}; _complete_shmguard 2>/dev/null; echo \"${COMPREPLY[@]}\"";
+
+    assertThat(Cmd.run("env", "WORDS=shmguard ch", "bash", "-c", complete).trim()).isEqualTo("check");
+    assertThat(Cmd.run("env", "WORDS=shmguard scan --j", "bash", "-c", complete).trim()).isEqualTo("--json");
+  }
+
+  @Test
+  void launcherMaintainerScriptsAndTestScriptsPassShellcheck() {
+    Packages.requireTool("/usr/bin/shellcheck");
+    Cmd.Result sh = Cmd.exec("shellcheck", "packaging/bin/shmguard", "packaging/share/make-cds-archive",
+        "packaging/deb/control/postinst", "packaging/deb/control/prerm", "packaging/deb/control/postrm",
+        "src/test/install/installed-for-real.sh", "bench/jvm-flags.sh", "bench/scan-interleaved.sh");
+    assertThat(sh.status()).as(sh.out() + sh.err()).isZero();
+    Cmd.Result rpm = Cmd.exec("shellcheck", "-s", "sh", "packaging/rpm/post.sh", "packaging/rpm/preun.sh", "packaging/rpm/postun.sh");
+    assertThat(rpm.status()).as(rpm.out() + rpm.err()).isZero();
+  }
+}
