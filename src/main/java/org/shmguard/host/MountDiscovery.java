@@ -13,6 +13,8 @@ import java.util.Map;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
+import org.shmguard.nativ.Linux;
+import org.shmguard.nativ.StatxResult;
 
 /**
  * Finds the shm tmpfs mounts to watch: the /dev/shm of shmguard's own mount namespace, the tmpfs
@@ -47,24 +49,34 @@ public final class MountDiscovery {
   public Result discover(boolean auto, List<String> configured) {
     List<String> warnings = new ArrayList<>();
     List<MountEntry> own;
+    Path ownMountinfo = paths.proc(referencePid(), "mountinfo");
     try {
-      own = MountEntry.parseAll(Files.readString(paths.proc("self", "mountinfo")));
+      own = MountEntry.parseAll(Files.readString(ownMountinfo));
     } catch (IOException e) {
-      warnings.add("cannot read " + paths.proc("self", "mountinfo") + ": " + e.getMessage());
+      warnings.add("cannot read " + ownMountinfo + ": " + e.getMessage());
       return new Result(List.of(), warnings);
     }
+    String ownNs = ownNamespace();
+    Map<Dev, List<String>> hostPaths = hostPathsOfTmpfs(own);
     Map<Dev, ShmMount> found = new LinkedHashMap<>();
     if (auto) {
       MountEntry hostShm = visibleAt(own, SHM);
       if (hostShm == null) {
-        warnings.add("nothing is mounted at /dev/shm in shmguard's mount namespace");
+        warnings.add("nothing is mounted at /dev/shm in the host's mount namespace");
       } else if (!hostShm.isTmpfs()) {
         warnings.add("/dev/shm is " + hostShm.fsType() + ", not tmpfs; not watched");
       } else {
-        found.put(hostShm.dev(), new ShmMount(hostShm.dev(), paths.resolve(SHM), SHM, MountOrigin.HOST,
-            hostShm.superOptions(), ownNamespace(), List.of(), null, null));
+        List<String> candidates = new ArrayList<>(List.of(paths.resolve(SHM)));
+        if (!paths.isSystemRoot()) {
+          candidates.add(paths.proc("1", "root", "dev", "shm").toString());
+        }
+        String reach = reachable(hostShm.dev(), candidates, warnings);
+        if (reach != null) {
+          found.put(hostShm.dev(), new ShmMount(hostShm.dev(), reach, SHM, MountOrigin.HOST,
+              hostShm.superOptions(), ownNs, List.of(), null, null));
+        }
       }
-      discoverNamespaces(own, found, warnings);
+      discoverNamespaces(ownNs, hostPaths, found, warnings);
     }
     for (String path : configured) {
       MountEntry e = visibleAt(own, path);
@@ -72,16 +84,39 @@ public final class MountDiscovery {
         warnings.add("configured mount " + path + " is not a mount point; not watched");
       } else if (!e.isTmpfs()) {
         warnings.add("configured mount " + path + " is " + e.fsType() + ", not tmpfs; not watched");
-      } else {
-        found.putIfAbsent(e.dev(), new ShmMount(e.dev(), paths.resolve(path), path, MountOrigin.CONFIGURED,
-            e.superOptions(), ownNamespace(), List.of(), null, null));
+      } else if (!found.containsKey(e.dev())) {
+        String reach = reachable(e.dev(), List.of(paths.resolve(path)), warnings);
+        if (reach != null) {
+          found.put(e.dev(), new ShmMount(e.dev(), reach, path, MountOrigin.CONFIGURED,
+              e.superOptions(), ownNs, List.of(), null, null));
+        }
       }
     }
     return new Result(new ArrayList<>(found.values()), warnings);
   }
 
-  private void discoverNamespaces(List<MountEntry> own, Map<Dev, ShmMount> found, List<String> warnings) {
-    String ownNs = ownNamespace();
+  /**
+   * The first of {@code candidates} that leads to device {@code dev} now. A mount point can be
+   * covered by a later mount, or a host path can lead elsewhere inside a container: only a path
+   * whose stat shows the device is used.
+   */
+  private static String reachable(Dev dev, List<String> candidates, List<String> warnings) {
+    for (String path : candidates) {
+      try {
+        StatxResult st = Linux.get().stat(path);
+        if (st.isDirectory() && st.devMajor() == dev.major() && st.devMinor() == dev.minor()) {
+          return path;
+        }
+      } catch (IOException e) {
+        // gone, or not reachable from here: try the next one
+      }
+    }
+    warnings.add("the tmpfs with device " + dev + " cannot be reached (tried " + String.join(", ", candidates) + "); not watched");
+    return null;
+  }
+
+  private void discoverNamespaces(String ownNs, Map<Dev, List<String>> hostPathByDev, Map<Dev, ShmMount> found,
+      List<String> warnings) {
     Map<String, List<Integer>> pidsByNs = new LinkedHashMap<>();
     try (DirectoryStream<Path> dir = Files.newDirectoryStream(paths.proc())) {
       for (Path p : dir) {
@@ -102,7 +137,6 @@ public final class MountDiscovery {
       warnings.add("cannot list " + paths.proc() + ": " + e.getMessage());
       return;
     }
-    Map<Dev, String> hostPathByDev = hostPathsOfTmpfs(own);
     for (Map.Entry<String, List<Integer>> ns : pidsByNs.entrySet()) {
       List<Integer> pids = ns.getValue();
       pids.sort(null);
@@ -121,11 +155,14 @@ public final class MountDiscovery {
         }
         continue;
       }
-      int pid = pids.get(0);
-      String hostPath = hostPathByDev.get(shm.dev());
-      String reach = hostPath != null ? paths.resolve(hostPath) : paths.proc(Integer.toString(pid), "root", "dev", "shm").toString();
-      found.put(shm.dev(), new ShmMount(shm.dev(), reach, SHM, MountOrigin.NAMESPACE, shm.superOptions(),
-          ns.getKey(), pids, details.container(pid), null));
+      List<String> candidates = new ArrayList<>();
+      hostPathByDev.getOrDefault(shm.dev(), List.of()).forEach(p -> candidates.add(paths.resolve(p)));
+      pids.forEach(pid -> candidates.add(paths.proc(Integer.toString(pid), "root", "dev", "shm").toString()));
+      String reach = reachable(shm.dev(), candidates, warnings);
+      if (reach != null) {
+        found.put(shm.dev(), new ShmMount(shm.dev(), reach, SHM, MountOrigin.NAMESPACE, shm.superOptions(),
+            ns.getKey(), pids, details.container(pids.get(0)), null));
+      }
     }
   }
 
@@ -145,14 +182,15 @@ public final class MountDiscovery {
     return null;
   }
 
-  /** For each tmpfs device mounted whole in our namespace, its shortest mount point. */
-  private static Map<Dev, String> hostPathsOfTmpfs(List<MountEntry> own) {
-    Map<Dev, String> byDev = new HashMap<>();
+  /** For each tmpfs device mounted whole in the host's namespace, its mount points, shortest first. */
+  private static Map<Dev, List<String>> hostPathsOfTmpfs(List<MountEntry> own) {
+    Map<Dev, List<String>> byDev = new HashMap<>();
     for (MountEntry e : own) {
       if (e.isTmpfs() && e.root().equals("/")) {
-        byDev.merge(e.dev(), e.mountPoint(), (a, b) -> a.length() <= b.length() ? a : b);
+        byDev.computeIfAbsent(e.dev(), d -> new ArrayList<>()).add(e.mountPoint());
       }
     }
+    byDev.values().forEach(list -> list.sort((a, b) -> Integer.compare(a.length(), b.length())));
     return byDev;
   }
 
@@ -167,7 +205,15 @@ public final class MountDiscovery {
     return last;
   }
 
+  /**
+   * Whose view of the mounts is "the host's": shmguard's own on the host, PID 1's when the host's
+   * root (and its /proc) is mounted elsewhere because shmguard runs in a container.
+   */
+  private String referencePid() {
+    return paths.isSystemRoot() ? "self" : "1";
+  }
+
   private String ownNamespace() {
-    return ProcFiles.readLinkOrNull(Path.of("/proc/self/ns/mnt"));
+    return ProcFiles.readLinkOrNull(paths.proc(referencePid(), "ns", "mnt"));
   }
 }

@@ -17,6 +17,15 @@ public record CliRun(int status, String out, String err) {
     return new CliRun(status, out.toString(), err.toString());
   }
 
+  /** {@code scan --json} with {@code config}, which must succeed. */
+  public static JsonNode scanJson(java.nio.file.Path config) {
+    CliRun run = of("scan", "--json", "-c", config.toString());
+    if (run.status() != 0) {
+      throw new AssertionError("scan failed: " + run.err());
+    }
+    return run.json();
+  }
+
   public JsonNode json() {
     try {
       return JSON.readTree(out);

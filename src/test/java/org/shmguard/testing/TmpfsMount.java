@@ -19,10 +19,12 @@ import org.shmguard.nativ.StatxResult;
 public final class TmpfsMount implements AutoCloseable {
   private static final AtomicInteger SEQ = new AtomicInteger();
   private final Path path;
+  private final boolean ownsDirectory;
   private boolean closed;
 
-  private TmpfsMount(Path path) {
+  private TmpfsMount(Path path, boolean ownsDirectory) {
     this.path = path;
+    this.ownsDirectory = ownsDirectory;
   }
 
   /** Mounts a new tmpfs with {@code options} (e.g. "size=1m,mode=1777") at a fresh directory. */
@@ -35,7 +37,14 @@ public final class TmpfsMount implements AutoCloseable {
       throw new UncheckedIOException(e);
     }
     Cmd.run("mount", "-t", "tmpfs", "-o", options, "shmguard-test", dir.toString());
-    return new TmpfsMount(dir);
+    return new TmpfsMount(dir, true);
+  }
+
+  /** Mounts a new tmpfs over {@code dir}, covering what is mounted there until close(). */
+  public static TmpfsMount createAt(Path dir, String options) {
+    Sandbox.require();
+    Cmd.run("mount", "-t", "tmpfs", "-o", options, "shmguard-test-cover", dir.toString());
+    return new TmpfsMount(dir, false);
   }
 
   public Path path() {
@@ -72,6 +81,9 @@ public final class TmpfsMount implements AutoCloseable {
     if (!closed) {
       closed = true;
       Cmd.exec("umount", "-l", path.toString());
+      if (!ownsDirectory) {
+        return;
+      }
       try {
         Files.deleteIfExists(path);
       } catch (IOException ignored) {
