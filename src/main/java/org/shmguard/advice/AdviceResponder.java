@@ -39,6 +39,7 @@ public final class AdviceResponder {
   private final AdviceEngine engine;
   private final UsageProbe probe;
   private final HostActions actions;
+  private volatile java.util.function.BiConsumer<String, ShmMount> answered = (action, mount) -> { };
 
   public AdviceResponder(Supplier<Judgement> view, Supplier<HostGpus> gpus, AdviceEngine engine, UsageProbe probe,
       HostActions actions) {
@@ -57,14 +58,32 @@ public final class AdviceResponder {
     }
     return switch (req.verb()) {
       case PING -> ok("pong\n");
-      case ADVISE -> ok(advise(req));
+      case ADVISE -> ok(answer(req));
       case REMOUNT -> ok(actions.remount(mount(req.arg("dev")), size(req.arg("size"))) + "\n");
       case CLEAN -> ok(actions.clean(bool(req.arg("dry-run"))) + "\n");
     };
   }
 
+  /** Told the action of every answer given over the socket, and its mount. */
+  public void onAnswer(java.util.function.BiConsumer<String, ShmMount> listener) {
+    this.answered = listener;
+  }
+
+  /** An answer to a client: the advice, reported to the listener. */
+  private String answer(Request req) throws ProtocolException {
+    Advised a = advised(req);
+    answered.accept(a.advice().action().label(), a.mount());
+    return a.text();
+  }
+
   /** The advice for the request's mount and shape, in its format. */
   public String advise(Request req) throws ProtocolException {
+    return advised(req).text();
+  }
+
+  private record Advised(Advice advice, ShmMount mount, String text) {}
+
+  private Advised advised(Request req) throws ProtocolException {
     String format = req.args().getOrDefault("format", "env");
     if (!format.equals("env") && !format.equals("json")) {
       throw new ProtocolException(ProtocolException.BAD_REQUEST, "format must be env or json, not \"" + Request.clip(format) + "\"");
@@ -81,7 +100,7 @@ public final class AdviceResponder {
     Judgement j = judgement();
     ShmMount m = mount(req.arg("dev"));
     Advice a = engine.advise(space(m, j), shape, gpus.get());
-    return format.equals("json") ? AdviceFormat.json(a) : AdviceFormat.env(a);
+    return new Advised(a, m, format.equals("json") ? AdviceFormat.json(a) : AdviceFormat.env(a));
   }
 
   /** The room in {@code m} now, with what the judgement found leaked there. */

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.shmguard.config.Config;
 import org.shmguard.host.HostPaths;
+import org.shmguard.model.ShmMount;
 import org.shmguard.policy.Judgement;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,6 +53,11 @@ public final class AdviceService implements Consumer<Judgement>, Closeable {
     AdviceService service = new AdviceService(ref, responder, server, new AdviceFile(c.envFile()));
     server.start();
     return service;
+  }
+
+  /** Told the action of every ADVISE answer and the mount it was about (metrics count them). */
+  public void onAnswer(java.util.function.BiConsumer<String, ShmMount> listener) {
+    responder.onAnswer(listener);
   }
 
   /** A new judgement: advice from now on is about it, and the advice file follows it. */

@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
 import org.shmguard.advice.AdviceService;
 import org.shmguard.advice.HostActions;
 import org.shmguard.advice.ProtocolException;
@@ -32,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * mount crosses its critical threshold. Remount outcomes go to the alert sink (journald).
  *
  * <pre>{@code
- * DaemonAdvice advice = DaemonAdvice.start(config, paths, sink);
+ * DaemonAdvice advice = DaemonAdvice.start(config, paths, sink, metrics::adviceAnswered);
  * Daemon daemon = Daemon.start(config, paths, sink, notifier, List.of(advice::onPass));
  * advice.attach(daemon);
  * }</pre>
@@ -54,13 +55,15 @@ final class DaemonAdvice implements Closeable {
   }
 
   /** Opens the advice socket (if enabled) before the daemon starts, so it answers once READY is sent. */
-  static DaemonAdvice start(Config config, HostPaths paths, AlertSink sink) throws IOException {
+  static DaemonAdvice start(Config config, HostPaths paths, AlertSink sink, BiConsumer<String, ShmMount> answered)
+      throws IOException {
     Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC());
     remounter.onOutcome(o -> sink.emit(alert(o)));
     DaemonAdvice advice = new DaemonAdvice(config, remounter);
     if (config.advice().enabled()) {
       try {
         advice.service = AdviceService.start(config, paths, advice.actions());
+        advice.service.onAnswer(answered);
       } catch (IOException e) {
         LOG.error("no advice socket: {}; reaping goes on without it", e.getMessage());
       }

@@ -3,7 +3,6 @@ package org.shmguard.cli;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.atomic.AtomicReference;
 import org.shmguard.config.Config;
 import org.shmguard.daemon.AlertSink;
 import org.shmguard.daemon.Daemon;
@@ -32,13 +31,11 @@ final class DaemonCommand implements Callable<Integer> {
 
   private int run(Config config, MetricsOutputs metrics) throws Exception {
     AlertSink sink = new CountingAlertSink(JournalAlertSink.choose(), metrics);
-    AtomicReference<Daemon> started = new AtomicReference<>();
     Daemon daemon;
-    try (DaemonAdvice advice = DaemonAdvice.start(config, common.hostPaths(), sink)) {
+    try (DaemonAdvice advice = DaemonAdvice.start(config, common.hostPaths(), sink, metrics::adviceAnswered)) {
       try {
         daemon = Daemon.start(config, common.hostPaths(), sink, ServiceNotifier.fromEnvironment(), List.of(advice::onPass,
-            pass -> metrics.passCompleted(pass, lastPassDuration(started.get()))));
-        started.set(daemon);
+            pass -> metrics.passCompleted(pass, pass.took())));
       } catch (java.io.IOException e) {
         common.spec.commandLine().getErr().println("shmguard: cannot start the daemon: " + e.getMessage());
         return Main.EXIT_SOFTWARE;
@@ -57,8 +54,4 @@ final class DaemonCommand implements Callable<Integer> {
     return Main.EXIT_OK;
   }
 
-  /** How long the pass that just ended took; unknown for a first pass that ends before start returns. */
-  private static Duration lastPassDuration(Daemon daemon) {
-    return daemon == null ? null : Duration.ofNanos(daemon.status().lastPassNanos());
-  }
 }

@@ -248,7 +248,6 @@ final class Worker implements Runnable {
       served = new ArrayList<>(waiters);
       waiters.clear();
     }
-    long started = System.nanoTime();
     Engine.Pass pass;
     try {
       pass = engine.clean(false);
@@ -256,7 +255,7 @@ final class Worker implements Runnable {
       served.forEach(f -> f.completeExceptionally(e));
       throw e;
     }
-    long took = System.nanoTime() - started;
+    long took = pass.took().toNanos();
     Judgement j = pass.judgement();
     for (String w : j.snapshot().warnings()) {
       LOG.debug("{}", w);

@@ -46,8 +46,12 @@ public final class Engine {
     return new Engine(observer, new Reaper(observer.holderScanner()::scan), config.reap().policy(), config.reap().dryRun());
   }
 
-  /** One judgement and, when reaping ran, what was done. */
-  public record Pass(Judgement judgement, List<ReapOutcome> outcomes, boolean dryRun) {
+  /**
+   * One judgement and, when reaping ran, what was done.
+   *
+   * @param took how long the whole pass took: observe, judge, and reap with its confirming pass
+   */
+  public record Pass(Judgement judgement, List<ReapOutcome> outcomes, boolean dryRun, java.time.Duration took) {
     public Pass {
       outcomes = List.copyOf(outcomes);
     }
@@ -63,9 +67,11 @@ public final class Engine {
 
   /** Observe, decide and reap what is leaked; {@code forceDryRun} or the configuration's dryRun only reports. */
   public synchronized Pass clean(boolean forceDryRun) {
+    long started = System.nanoTime();
     Judgement j = judge();
     boolean dry = forceDryRun || dryRun;
-    return new Pass(j, reaper.execute(j.plan(), dry), dry);
+    List<ReapOutcome> outcomes = reaper.execute(j.plan(), dry);
+    return new Pass(j, outcomes, dry, java.time.Duration.ofNanos(System.nanoTime() - started));
   }
 
   public ReapPolicy policy() {

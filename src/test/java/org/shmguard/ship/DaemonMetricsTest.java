@@ -9,6 +9,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -31,13 +32,14 @@ class DaemonMetricsTest {
   void daemonServesPassesReapsAndAlertsOnItsMetricsPort() throws Exception {
     Sandbox.require();
     try (TmpfsMount shm = TmpfsMount.create("size=1m,mode=1777")) {
+      Path socket = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "metrics-").resolve("advice.sock");
       shm.createSegment("data.bin", 700 * 1024);
       shm.createSegment("nccl-DmLk01", 4_100);
       Path config = TestConfig.write("mounts: [" + shm.path() + "]\n"
           + "reap:\n  grace: 0s\n  requireHostPidNamespace: false\n"
           + "daemon:\n  interval: 1s\n"
           + "capacity:\n  warn: 50\n  critical: 60\n"
-          + "advice:\n  enabled: false\n"
+          + "advice:\n  socket: " + socket + "\n  envFile: " + socket.resolveSibling("advice.env") + "\n"
           + "metrics:\n  listen: \"127.0.0.1:0\"\n");
       Process daemon = new ProcessBuilder(Sandbox.javaBinary(), "-cp", System.getProperty("java.class.path"),
           "org.shmguard.cli.Main", "daemon", "-c", config.toString()).redirectErrorStream(true).start();
@@ -64,11 +66,14 @@ class DaemonMetricsTest {
         reader.start();
 
         int p = port.get(120, TimeUnit.SECONDS);
+        org.shmguard.testing.Eventually.until("the advice socket", Duration.ofSeconds(60), () -> Files.exists(socket));
+        String advice = askUntilAnswered(socket, shm.dev().toString());
         String body = "";
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (System.nanoTime() < deadline) {
           body = scrape(p);
-          if (body.contains("result=\"reaped\"") && body.contains("kind=\"capacity_critical\"")) {
+          if (body.contains("result=\"reaped\"") && body.contains("kind=\"capacity_critical\"")
+              && body.contains("shmguard_advice_answers_total{")) {
             break;
           }
           Thread.sleep(200);
@@ -79,12 +84,33 @@ class DaemonMetricsTest {
         assertThat(MetricsTest.sample(body, "shmguard_alerts_total", "kind=\"capacity_critical\"", "mount=\"" + shm.path() + "\""))
             .isGreaterThanOrEqualTo(1);
         assertThat(MetricsTest.sample(body, "shmguard_scan_duration_seconds_count")).isGreaterThanOrEqualTo(1);
+        assertThat(advice).contains("SHMGUARD_ADVICE=");
+        String action = advice.lines().filter(l -> l.startsWith("SHMGUARD_ADVICE=")).findFirst().orElseThrow().substring(16);
+        assertThat(MetricsTest.sample(body, "shmguard_advice_answers_total", "advice=\"" + action + "\"")).isEqualTo(1);
         Promtool.checkMetrics(body);
       } finally {
         daemon.destroy();
         if (!daemon.waitFor(30, TimeUnit.SECONDS)) {
           daemon.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         }
+      }
+    }
+  }
+
+  /** Asks for advice for 4 ranks once the daemon has finished its first pass. */
+  private static String askUntilAnswered(Path socket, String dev) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (true) {
+      try {
+        return org.shmguard.advice.AdviceClient.ask(socket, "ADVISE v1 ranks=4 dev=" + dev, Duration.ofSeconds(30));
+      } catch (org.shmguard.advice.ProtocolException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        if (!e.getMessage().contains("first pass")) {
+          throw e;
+        }
+        Thread.sleep(100); // not ready yet
       }
     }
   }
