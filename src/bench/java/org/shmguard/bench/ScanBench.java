@@ -1,0 +1,107 @@
+package org.shmguard.bench;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import org.shmguard.config.Config;
+import org.shmguard.engine.Engine;
+import org.shmguard.host.HostPaths;
+import org.shmguard.model.HolderRef;
+import org.shmguard.policy.Assessment;
+import org.shmguard.policy.Judgement;
+import org.shmguard.policy.MountReport;
+
+/**
+ * Times one complete shmguard scan (Engine.judge: mounts, segments, holders, verdicts) with the code
+ * warm, against the floor and, optionally, fuser and lsof over the same files, in rounds whose order
+ * is shuffled so that load on the machine falls on all of them alike.
+ */
+final class ScanBench {
+  /** The figures of one fixture, and what each scanner found. */
+  record Figures(Stats shmguard, Stats floor, Stats fuser, Stats lsof, int processes, int segmentsSeen,
+      int heldSeen, int hiddenSeen, int holderPids, int floorProcesses, int fuserPids, int lsofPids) {
+
+    double ratio(Stats other) {
+      return other == null ? Double.NaN : shmguard.median() / other.median();
+    }
+  }
+
+  private final NativeTools tools;
+  private final Config config;
+  private final Random random = new Random(6);
+
+  ScanBench(NativeTools tools, Config config) {
+    this.tools = tools;
+    this.config = config;
+  }
+
+  Figures measure(Fixture fixture, int rounds, boolean withExternal) throws IOException, InterruptedException {
+    Engine engine = Engine.create(config, HostPaths.system());
+    for (int i = 0; i < Math.max(10, rounds); i++) {
+      engine.judge(); // warm: the daemon's code is compiled by its second minute
+    }
+    Judgement last = engine.judge();
+    List<String> files = fixture.files().stream().map(n -> fixture.mount().resolve(n).toString()).toList();
+    ExternalTool fuser = withExternal ? ExternalTool.fuser(files) : null;
+    ExternalTool lsof = withExternal ? ExternalTool.lsof(fixture.mount().toString()) : null;
+    List<Long> sg = new ArrayList<>();
+    List<Long> fl = new ArrayList<>();
+    List<Long> fu = new ArrayList<>();
+    List<Long> ls = new ArrayList<>();
+    Set<Integer> fuserPids = new TreeSet<>();
+    Set<Integer> lsofPids = new TreeSet<>();
+    int floorProcesses = 0;
+    try (FloorScanner floor = new FloorScanner(tools)) {
+      floor.pass();
+      List<String> order = new ArrayList<>(withExternal ? List.of("shmguard", "floor", "fuser", "lsof")
+          : List.of("shmguard", "floor"));
+      for (int r = 0; r < rounds; r++) {
+        Collections.shuffle(order, random);
+        for (String who : order) {
+          switch (who) {
+            case "shmguard" -> {
+              long t = System.nanoTime();
+              last = engine.judge();
+              sg.add(System.nanoTime() - t);
+            }
+            case "floor" -> {
+              FloorScanner.Pass p = floor.pass();
+              fl.add(p.nanos());
+              floorProcesses = p.processes();
+            }
+            case "fuser" -> {
+              ExternalTool.Run run = fuser.run();
+              fu.add(run.nanos());
+              fuserPids = run.pids();
+            }
+            default -> {
+              ExternalTool.Run run = lsof.run();
+              ls.add(run.nanos());
+              lsofPids = run.pids();
+            }
+          }
+        }
+      }
+    }
+    int held = 0;
+    Set<Integer> pids = new TreeSet<>();
+    for (Assessment a : last.segments()) {
+      if (!a.holders().isEmpty()) {
+        held++;
+        a.holders().stream().map(HolderRef::pid).forEach(pids::add);
+      }
+    }
+    int hidden = 0;
+    for (MountReport m : last.mounts()) {
+      hidden += m.hidden().size();
+      m.hidden().forEach(h -> pids.addAll(h.pids()));
+    }
+    return new Figures(Stats.ofNanos(sg), Stats.ofNanos(fl), withExternal ? Stats.ofNanos(fu) : null,
+        withExternal ? Stats.ofNanos(ls) : null, last.snapshot().processesScanned(), last.segments().size(), held,
+        hidden, pids.size(), floorProcesses, fuserPids.size(), lsofPids.size());
+  }
+}
