@@ -42,6 +42,7 @@ public final class Bench {
     try (Fixture f = Fixture.create(tools, SHM, params.processes(), params.segments())) {
       ScanBench.Figures fig = scan.measure(f, params.rounds(), true);
       putScan(results, fig);
+      StageBreakdown.measure(results, config, params.rounds());
       cliScan(results, params);
     }
     if (params.scaling()) {
@@ -69,18 +70,27 @@ public final class Bench {
     r.put("scan.holderPids", f.holderPids());
     r.put("scan.fuserPids", f.fuserPids());
     r.put("scan.lsofPids", f.lsofPids());
-    r.put("scan.rounds", f.shmguard().count());
-    putStats(r, "scan.shmguardMs", f.shmguard());
-    putStats(r, "scan.floorMs", f.floor());
-    putStats(r, "scan.fuserMs", f.fuser());
-    putStats(r, "scan.lsofMs", f.lsof());
+    r.put("scan.rounds", f.shmguard().wall().count());
+    putTiming(r, "scan.shmguard", f.shmguard());
+    putTiming(r, "scan.floor", f.floor());
+    putTiming(r, "scan.fuser", f.fuser());
+    putTiming(r, "scan.lsof", f.lsof());
     r.put("scan.ratioFuser", f.ratio(f.fuser()));
     r.put("scan.ratioLsof", f.ratio(f.lsof()));
     r.put("scan.ratioFloor", f.ratio(f.floor()));
-    r.note("scan.shmguardMs", "Engine.judge() in one warm JVM: mount discovery, segment listing, one /proc pass, "
+    r.put("scan.wallRatioFuser", f.wallRatio(f.fuser()));
+    r.put("scan.wallRatioLsof", f.wallRatio(f.lsof()));
+    r.put("scan.wallRatioFloor", f.wallRatio(f.floor()));
+    r.note("scan.ratioFloor", "ratios are of median CPU time (user + system); scan.wallRatio* are of median wall time");
+    r.note("scan.shmguard", "Engine.judge() in one warm JVM: mount discovery, segment listing, one /proc pass, "
         + "holder details, verdicts; nothing reaped");
-    r.note("scan.floorMs", "procfloor: read every /proc/PID/maps and list every /proc/PID/fd, timed inside the process");
-    r.note("scan.fuserMs", "fuser FILE... over every segment file, whole process; lsof -n -P -w +f -- /dev/shm likewise");
+    r.note("scan.floor", "procfloor: read every /proc/PID/maps and list every /proc/PID/fd, timed inside the process");
+    r.note("scan.fuser", "fuser FILE... over every segment file, whole process; lsof -n -P -w +f -- /dev/shm likewise");
+  }
+
+  private static void putTiming(Results r, String key, ScanBench.Timing t) {
+    putStats(r, key + ".wallMs", t.wall());
+    putStats(r, key + ".cpuMs", t.cpu());
   }
 
   static void putStats(Results r, String key, Stats s) {
@@ -125,10 +135,11 @@ public final class Bench {
         log("scaling: %d processes, %d segments", procs[i], segs[j]);
         try (Fixture f = Fixture.create(tools, SHM, procs[i], segs[j])) {
           ScanBench.Figures fig = scan.measure(f, 11, false);
-          ms[i][j] = fig.shmguard().median();
+          ms[i][j] = fig.shmguard().cpu().median();
           String key = "scaling.p" + procs[i] + "_s" + segs[j];
-          r.put(key + ".shmguardMs", fig.shmguard().median());
-          r.put(key + ".floorMs", fig.floor().median());
+          r.put(key + ".shmguardCpuMs", fig.shmguard().cpu().median());
+          r.put(key + ".floorCpuMs", fig.floor().cpu().median());
+          r.put(key + ".shmguardWallMs", fig.shmguard().wall().median());
           r.put(key + ".ratioFloor", fig.ratio(fig.floor()));
         }
       }

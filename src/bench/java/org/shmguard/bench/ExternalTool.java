@@ -9,12 +9,12 @@ import java.util.function.Function;
 
 /**
  * A command a user would run instead of shmguard (fuser, lsof), timed as a whole process from
- * start to exit, with the holder pids it reported, so the bench can check it found what shmguard
+ * start to exit (wall, and CPU through the cputime wrapper), with the holder pids it reported, so the bench can check it found what shmguard
  * found.
  */
 final class ExternalTool {
-  /** One run: wall time and the distinct pids in its output. */
-  record Run(long nanos, Set<Integer> pids) {}
+  /** One run: wall time, CPU time (user + system) and the distinct pids in its output. */
+  record Run(long nanos, long cpuNanos, Set<Integer> pids) {}
 
   private final String name;
   private final List<String> command;
@@ -27,8 +27,8 @@ final class ExternalTool {
   }
 
   /** {@code fuser FILE...}: pids on stdout, names and access letters on stderr. */
-  static ExternalTool fuser(List<String> files) {
-    List<String> cmd = new java.util.ArrayList<>(List.of("fuser"));
+  static ExternalTool fuser(NativeTools tools, List<String> files) {
+    List<String> cmd = new java.util.ArrayList<>(List.of(tools.cputime(), "fuser"));
     cmd.addAll(files);
     return new ExternalTool("fuser", cmd, ExternalTool::allNumbers);
   }
@@ -37,8 +37,8 @@ final class ExternalTool {
    * {@code lsof +f -- MOUNT}: every open or mapped file on the filesystem mounted there (+f makes
    * the argument a filesystem; -n and -P only skip network name lookups, which do not apply).
    */
-  static ExternalTool lsof(String mount) {
-    return new ExternalTool("lsof", List.of("lsof", "-n", "-P", "-w", "+f", "--", mount), ExternalTool::secondColumn);
+  static ExternalTool lsof(NativeTools tools, String mount) {
+    return new ExternalTool("lsof", List.of(tools.cputime(), "lsof", "-n", "-P", "-w", "+f", "--", mount), ExternalTool::secondColumn);
   }
 
   String name() {
@@ -47,11 +47,17 @@ final class ExternalTool {
 
   Run run() throws IOException, InterruptedException {
     long start = System.nanoTime();
-    Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    Process p = new ProcessBuilder(command).start();
     byte[] out = p.getInputStream().readAllBytes();
+    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
     p.waitFor();
     long nanos = System.nanoTime() - start;
-    return new Run(nanos, pidsOf.apply(new String(out, StandardCharsets.UTF_8)));
+    int at = err.lastIndexOf("cputime ");
+    if (at < 0) {
+      throw new IOException(name + " did not report its CPU time: " + err);
+    }
+    long cpu = Long.parseLong(err.substring(at + 8).trim());
+    return new Run(nanos, cpu, pidsOf.apply(new String(out, StandardCharsets.UTF_8)));
   }
 
   private static Set<Integer> allNumbers(String out) {

@@ -10,11 +10,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * The floor of a holder scan, the C program procfloor kept running: each {@link #pass()} asks it for
  * one pass (read every /proc/PID/maps, list every /proc/PID/fd) and returns the time it measured
- * for the pass itself, without process start-up.
+ * for the pass itself (wall and CPU), without process start-up.
  */
 final class FloorScanner implements AutoCloseable {
   /** One floor pass: its duration and what it read. */
-  record Pass(long nanos, int processes, long mapsBytes, long fdEntries) {}
+  record Pass(long nanos, long cpuNanos, int processes, long mapsBytes, long fdEntries) {}
 
   private final Process process;
   private final OutputStream in;
@@ -34,7 +34,8 @@ final class FloorScanner implements AutoCloseable {
       throw new IOException("procfloor ended");
     }
     String[] f = line.split(" ");
-    return new Pass(Long.parseLong(f[0]), Integer.parseInt(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3]));
+    return new Pass(Long.parseLong(f[0]), Long.parseLong(f[1]), Integer.parseInt(f[2]), Long.parseLong(f[3]),
+        Long.parseLong(f[4]));
   }
 
   @Override

@@ -1,6 +1,7 @@
 package org.shmguard.bench;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -18,15 +19,30 @@ import org.shmguard.policy.MountReport;
 /**
  * Times one complete shmguard scan (Engine.judge: mounts, segments, holders, verdicts) with the code
  * warm, against the floor and, optionally, fuser and lsof over the same files, in rounds whose order
- * is shuffled so that load on the machine falls on all of them alike.
+ * is shuffled so that load on the machine falls on all of them alike. Each is timed by wall clock
+ * and by CPU time (user + system of the scanning process); the ratios use CPU time, which
+ * the other work on a shared 2-core machine disturbs far less.
  */
 final class ScanBench {
   /** The figures of one fixture, and what each scanner found. */
-  record Figures(Stats shmguard, Stats floor, Stats fuser, Stats lsof, int processes, int segmentsSeen,
+  record Figures(Timing shmguard, Timing floor, Timing fuser, Timing lsof, int processes, int segmentsSeen,
       int heldSeen, int hiddenSeen, int holderPids, int floorProcesses, int fuserPids, int lsofPids) {
 
-    double ratio(Stats other) {
-      return other == null ? Double.NaN : shmguard.median() / other.median();
+    /** shmguard's median CPU time over the other's: what the ratios in results.json report. */
+    double ratio(Timing other) {
+      return other == null ? Double.NaN : shmguard.cpu().median() / other.cpu().median();
+    }
+
+    /** The same by wall time, which the load of a shared machine blurs more. */
+    double wallRatio(Timing other) {
+      return other == null ? Double.NaN : shmguard.wall().median() / other.wall().median();
+    }
+  }
+
+  /** Wall and CPU time of one scanner's rounds. */
+  record Timing(Stats wall, Stats cpu) {
+    static Timing of(List<Long> wall, List<Long> cpu) {
+      return wall.isEmpty() ? null : new Timing(Stats.ofNanos(wall), Stats.ofNanos(cpu));
     }
   }
 
@@ -46,12 +62,20 @@ final class ScanBench {
     }
     Judgement last = engine.judge();
     List<String> files = fixture.files().stream().map(n -> fixture.mount().resolve(n).toString()).toList();
-    ExternalTool fuser = withExternal ? ExternalTool.fuser(files) : null;
-    ExternalTool lsof = withExternal ? ExternalTool.lsof(fixture.mount().toString()) : null;
+    ExternalTool fuser = withExternal ? ExternalTool.fuser(tools, files) : null;
+    ExternalTool lsof = withExternal ? ExternalTool.lsof(tools, fixture.mount().toString()) : null;
+    // Process CPU time: the scan's own thread plus the garbage collection it causes. Nothing else in
+    // this JVM runs during a round (the other scanners are other processes, and they have finished).
+    com.sun.management.OperatingSystemMXBean os =
+        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     List<Long> sg = new ArrayList<>();
+    List<Long> sgCpu = new ArrayList<>();
     List<Long> fl = new ArrayList<>();
+    List<Long> flCpu = new ArrayList<>();
     List<Long> fu = new ArrayList<>();
+    List<Long> fuCpu = new ArrayList<>();
     List<Long> ls = new ArrayList<>();
+    List<Long> lsCpu = new ArrayList<>();
     Set<Integer> fuserPids = new TreeSet<>();
     Set<Integer> lsofPids = new TreeSet<>();
     int floorProcesses = 0;
@@ -64,23 +88,28 @@ final class ScanBench {
         for (String who : order) {
           switch (who) {
             case "shmguard" -> {
+              long c = os.getProcessCpuTime();
               long t = System.nanoTime();
               last = engine.judge();
               sg.add(System.nanoTime() - t);
+              sgCpu.add(os.getProcessCpuTime() - c);
             }
             case "floor" -> {
               FloorScanner.Pass p = floor.pass();
               fl.add(p.nanos());
+              flCpu.add(p.cpuNanos());
               floorProcesses = p.processes();
             }
             case "fuser" -> {
               ExternalTool.Run run = fuser.run();
               fu.add(run.nanos());
+              fuCpu.add(run.cpuNanos());
               fuserPids = run.pids();
             }
             default -> {
               ExternalTool.Run run = lsof.run();
               ls.add(run.nanos());
+              lsCpu.add(run.cpuNanos());
               lsofPids = run.pids();
             }
           }
@@ -100,8 +129,8 @@ final class ScanBench {
       hidden += m.hidden().size();
       m.hidden().forEach(h -> pids.addAll(h.pids()));
     }
-    return new Figures(Stats.ofNanos(sg), Stats.ofNanos(fl), withExternal ? Stats.ofNanos(fu) : null,
-        withExternal ? Stats.ofNanos(ls) : null, last.snapshot().processesScanned(), last.segments().size(), held,
+    return new Figures(Timing.of(sg, sgCpu), Timing.of(fl, flCpu), Timing.of(fu, fuCpu), Timing.of(ls, lsCpu),
+        last.snapshot().processesScanned(), last.segments().size(), held,
         hidden, pids.size(), floorProcesses, fuserPids.size(), lsofPids.size());
   }
 }

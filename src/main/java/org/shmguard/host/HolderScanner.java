@@ -57,6 +57,7 @@ public final class HolderScanner {
     int processes = 0;
     int vanished = 0;
     FileStat statBuffer = posix.newStatBuffer();
+    ReadBuffer mapsBuffer = new ReadBuffer();
     List<Integer> pids;
     try {
       pids = listPids();
@@ -71,7 +72,7 @@ public final class HolderScanner {
       }
       String pidName = Integer.toString(pid);
       try {
-        boolean mapsRead = readMaps(pid, paths.proc(pidName, "maps"), wanted, index);
+        boolean mapsRead = readMaps(pid, paths.proc(pidName, "maps"), wanted, index, mapsBuffer);
         boolean fdsRead = mapsRead && readFds(pid, paths.proc(pidName, "fd"), wanted, index, statBuffer);
         if (!fdsRead) {
           vanished++;
@@ -100,13 +101,12 @@ public final class HolderScanner {
   }
 
   /** Reads one maps file; false if the process has gone. */
-  private static boolean readMaps(int pid, Path maps, long[] wanted, HolderIndex.Builder index)
+  private static boolean readMaps(int pid, Path maps, long[] wanted, HolderIndex.Builder index, ReadBuffer buf)
       throws AccessDeniedException {
-    String text = ProcFiles.readOrNull(maps);
-    if (text == null) {
+    if (!buf.fill(maps)) {
       return false;
     }
-    MapsParser.forEachMatch(text, wanted, (dev, ino, length, path) -> {
+    MapsParser.forEachMatch(buf.bytes(), buf.length(), wanted, (dev, ino, length, path) -> {
       boolean deleted = path.endsWith(" (deleted)");
       index.add(new FileKey(dev, ino), new HolderRef(pid, Access.MAP, path, deleted, length));
     });
