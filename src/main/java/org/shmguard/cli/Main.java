@@ -50,7 +50,12 @@ public final class Main implements Runnable {
       ex.printStackTrace(cmd.getErr());
       return EXIT_SOFTWARE;
     });
-    return cli.execute(args);
+    try {
+      return cli.execute(args);
+    } finally {
+      out.flush();
+      err.flush();
+    }
   }
 
   @Override

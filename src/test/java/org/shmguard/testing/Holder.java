@@ -62,9 +62,9 @@ public final class Holder implements AutoCloseable {
       }
       int pid = (int) p.pid();
       if (inContainer) {
-        // unshare forks: the holder is the JVM that descends from it.
-        pid = p.toHandle().descendants().filter(h -> h.info().command().orElse("").endsWith("java"))
-            .mapToInt(h -> (int) h.pid()).findFirst().orElseThrow(() -> new AssertionError("no holder JVM under unshare"));
+        // unshare forks once; its child execs sh, which execs the holder JVM in place.
+        pid = p.toHandle().children().mapToInt(h -> (int) h.pid()).findFirst()
+            .orElseThrow(() -> new AssertionError("no holder process under unshare"));
       }
       return new Holder(p, pid);
     } catch (IOException e) {
