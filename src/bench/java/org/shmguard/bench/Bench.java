@@ -73,11 +73,13 @@ public final class Bench {
     r.put("scan.rounds", f.shmguard().wall().count());
     putTiming(r, "scan.shmguard", f.shmguard());
     putTiming(r, "scan.floor", f.floor());
+    putTiming(r, "scan.floorFull", f.floorFull());
     putTiming(r, "scan.fuser", f.fuser());
     putTiming(r, "scan.lsof", f.lsof());
     r.put("scan.ratioFuser", f.ratio(f.fuser()));
     r.put("scan.ratioLsof", f.ratio(f.lsof()));
     r.put("scan.ratioFloor", f.ratio(f.floor()));
+    r.put("scan.ratioFloorFull", f.ratio(f.floorFull()));
     r.put("scan.wallRatioFuser", f.wallRatio(f.fuser()));
     r.put("scan.wallRatioLsof", f.wallRatio(f.lsof()));
     r.put("scan.wallRatioFloor", f.wallRatio(f.floor()));
@@ -85,6 +87,9 @@ public final class Bench {
     r.note("scan.shmguard", "Engine.judge() in one warm JVM: mount discovery, segment listing, one /proc pass, "
         + "holder details, verdicts; nothing reaped");
     r.note("scan.floor", "procfloor: read every /proc/PID/maps and list every /proc/PID/fd, timed inside the process");
+    r.note("scan.floorFull", "procfloor \"full\": the kernel work of a whole shmguard scan without parsing: the floor "
+        + "plus a stat through every fd, a readlink of every ns/mnt, a read of every /proc/PID/stat, an lstat of every "
+        + "file in the mount; ratioFloorFull = shmguard / floorFull shows shmguard's own overhead");
     r.note("scan.fuser", "fuser FILE... over every segment file, whole process; lsof -n -P -w +f -- /dev/shm likewise");
   }
 
@@ -139,6 +144,7 @@ public final class Bench {
           String key = "scaling.p" + procs[i] + "_s" + segs[j];
           r.put(key + ".shmguardCpuMs", fig.shmguard().cpu().median());
           r.put(key + ".floorCpuMs", fig.floor().cpu().median());
+          r.put(key + ".floorFullCpuMs", fig.floorFull().cpu().median());
           r.put(key + ".shmguardWallMs", fig.shmguard().wall().median());
           r.put(key + ".ratioFloor", fig.ratio(fig.floor()));
         }

@@ -27,7 +27,16 @@ final class FloorScanner implements AutoCloseable {
   }
 
   Pass pass() throws IOException {
-    in.write('\n');
+    return request("\n");
+  }
+
+  /** The kernel work of a whole scan of {@code mount}, without parsing (see procfloor.c). */
+  Pass fullPass(String mount) throws IOException {
+    return request("full " + mount + "\n");
+  }
+
+  private Pass request(String ask) throws IOException {
+    in.write(ask.getBytes(StandardCharsets.US_ASCII));
     in.flush();
     String line = out.readLine();
     if (line == null) {

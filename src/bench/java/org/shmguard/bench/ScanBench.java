@@ -25,7 +25,7 @@ import org.shmguard.policy.MountReport;
  */
 final class ScanBench {
   /** The figures of one fixture, and what each scanner found. */
-  record Figures(Timing shmguard, Timing floor, Timing fuser, Timing lsof, int processes, int segmentsSeen,
+  record Figures(Timing shmguard, Timing floor, Timing floorFull, Timing fuser, Timing lsof, int processes, int segmentsSeen,
       int heldSeen, int hiddenSeen, int holderPids, int floorProcesses, int fuserPids, int lsofPids) {
 
     /** shmguard's median CPU time over the other's: what the ratios in results.json report. */
@@ -74,6 +74,8 @@ final class ScanBench {
     List<Long> sgCpu = new ArrayList<>();
     List<Long> fl = new ArrayList<>();
     List<Long> flCpu = new ArrayList<>();
+    List<Long> ff = new ArrayList<>();
+    List<Long> ffCpu = new ArrayList<>();
     List<Long> fu = new ArrayList<>();
     List<Long> fuCpu = new ArrayList<>();
     List<Long> ls = new ArrayList<>();
@@ -83,8 +85,8 @@ final class ScanBench {
     int floorProcesses = 0;
     try (FloorScanner floor = new FloorScanner(tools)) {
       floor.pass();
-      List<String> order = new ArrayList<>(withExternal ? List.of("shmguard", "floor", "fuser", "lsof")
-          : List.of("shmguard", "floor"));
+      List<String> order = new ArrayList<>(withExternal ? List.of("shmguard", "floor", "floorFull", "fuser", "lsof")
+          : List.of("shmguard", "floor", "floorFull"));
       for (int r = 0; r < rounds; r++) {
         Collections.shuffle(order, random);
         for (String who : order) {
@@ -101,6 +103,11 @@ final class ScanBench {
               fl.add(p.nanos());
               flCpu.add(p.cpuNanos());
               floorProcesses = p.processes();
+            }
+            case "floorFull" -> {
+              FloorScanner.Pass p = floor.fullPass(fixture.mount().toString());
+              ff.add(p.nanos());
+              ffCpu.add(p.cpuNanos());
             }
             case "fuser" -> {
               ExternalTool.Run run = fuser.run();
@@ -131,7 +138,7 @@ final class ScanBench {
       hidden += m.hidden().size();
       m.hidden().forEach(h -> pids.addAll(h.pids()));
     }
-    return new Figures(Timing.of(sg, sgCpu), Timing.of(fl, flCpu), Timing.of(fu, fuCpu), Timing.of(ls, lsCpu),
+    return new Figures(Timing.of(sg, sgCpu), Timing.of(fl, flCpu), Timing.of(ff, ffCpu), Timing.of(fu, fuCpu), Timing.of(ls, lsCpu),
         last.snapshot().processesScanned(), last.segments().size(), held,
         hidden, pids.size(), floorProcesses, fuserPids.size(), lsofPids.size());
   }
