@@ -105,6 +105,7 @@ int main(int argc, char **argv) {
     pids[i] = pid;
   }
   close(ready[1]);
+  close(dfd); /* the mount's directory open here would count as one more user of the mount in lsof */
   char c;
   for (long i = 0; i < processes; i++) {
     if (read(ready[0], &c, 1) != 1) die("holder failed");

@@ -38,12 +38,18 @@ public final class Bench {
     Config config = ConfigLoader.defaults();
     ScanBench scan = new ScanBench(tools, config);
 
-    log("scan: %d processes, %d segments, %d rounds", params.processes(), params.segments(), params.rounds());
-    try (Fixture f = Fixture.create(tools, SHM, params.processes(), params.segments())) {
-      ScanBench.Figures fig = scan.measure(f, params.rounds(), true);
-      putScan(results, fig);
-      StageBreakdown.measure(results, config, params.rounds());
-      cliScan(results, params);
+    if (params.scan()) {
+      log("scan: %d processes, %d segments, %d rounds", params.processes(), params.segments(), params.rounds());
+      try (Fixture f = Fixture.create(tools, SHM, params.processes(), params.segments())) {
+        ScanBench.Figures fig = scan.measure(f, params.rounds(), true);
+        putScan(results, fig);
+        StageBreakdown.measure(results, config, params.rounds());
+        cliScan(results, params);
+      }
+    } else {
+      for (String k : List.of("scan.ratioFuser", "scan.ratioLsof", "scan.ratioFloor")) {
+        results.missing(k, "scan comparison skipped (-Dbench.scan=false)");
+      }
     }
     if (params.scaling()) {
       scaling(results, tools, scan);

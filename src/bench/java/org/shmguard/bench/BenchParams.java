@@ -9,13 +9,14 @@ import java.nio.file.Path;
  * @param processes holder processes in the main fixture
  * @param segments segment files in the main fixture; a quarter of them are held
  * @param rounds timed scans per scanner (shmguard, floor, fuser, lsof), interleaved
+ * @param scan whether to run the scan comparison
  * @param scaling whether to run the 3 x 3 grid of processes x segments
  * @param daemon whether to run the daemon measurements
  * @param idleSeconds how long the idle footprint is measured
  * @param kills SIGKILLs of last holders for the reap delay
  * @param burst segment files created at once for the burst
  */
-record BenchParams(Path basedir, Path jar, Path out, int processes, int segments, int rounds, boolean scaling,
+record BenchParams(Path basedir, Path jar, Path out, int processes, int segments, int rounds, boolean scan, boolean scaling,
     boolean daemon, int idleSeconds, int kills, int burst) {
 
   BenchParams {
@@ -33,6 +34,7 @@ record BenchParams(Path basedir, Path jar, Path out, int processes, int segments
         Integer.getInteger("bench.processes", 400),
         Integer.getInteger("bench.segments", 4000),
         Integer.getInteger("bench.rounds", 21),
+        Boolean.parseBoolean(System.getProperty("bench.scan", "true")),
         Boolean.parseBoolean(System.getProperty("bench.scaling", "true")),
         Boolean.parseBoolean(System.getProperty("bench.daemon", "true")),
         Integer.getInteger("bench.idleSeconds", 60),

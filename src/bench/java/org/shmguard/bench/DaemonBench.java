@@ -178,6 +178,9 @@ final class DaemonBench {
       List<Double> delays = new ArrayList<>();
       int unreaped = 0;
       for (int from = 0; from < victims.size(); from += perRound) {
+        // A random pause first, so that kills fall at random phases of any periodic work in the
+        // daemon rather than just after the pass that ended the previous round.
+        Thread.sleep(gap.nextInt(30_000));
         Map<String, Long> killedAt = new HashMap<>();
         for (Fixture.HolderProc h : victims.subList(from, Math.min(victims.size(), from + perRound))) {
           long t = System.nanoTime();
@@ -213,7 +216,7 @@ final class DaemonBench {
         r.missing("reapDelayMs.p99", "no segment was reaped within 120 s of its holder's SIGKILL");
       }
       r.note("reapDelayMs", "per segment, SIGKILL of its only holder to the unlink seen by inotify (IN_DELETE), "
-          + "kills in rounds of " + perRound + " spaced 50-150 ms; a segment not unlinked within 120 s counts as unreaped");
+          + "kills in rounds of " + perRound + " spaced 50-150 ms, each round after a random 0-30 s pause; a segment not unlinked within 120 s counts as unreaped");
     }
   }
 

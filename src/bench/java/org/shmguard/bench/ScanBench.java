@@ -1,7 +1,6 @@
 package org.shmguard.bench;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -68,8 +67,6 @@ final class ScanBench {
     ExternalTool lsof = withExternal ? ExternalTool.lsof(tools, fixture.mount().toString()) : null;
     // Process CPU time: the scan's own thread plus the garbage collection it causes. Nothing else in
     // this JVM runs during a round (the other scanners are other processes, and they have finished).
-    com.sun.management.OperatingSystemMXBean os =
-        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     List<Long> sg = new ArrayList<>();
     List<Long> sgCpu = new ArrayList<>();
     List<Long> fl = new ArrayList<>();
@@ -92,11 +89,11 @@ final class ScanBench {
         for (String who : order) {
           switch (who) {
             case "shmguard" -> {
-              long c = os.getProcessCpuTime();
+              long c = CpuClock.processNanos();
               long t = System.nanoTime();
               last = engine.judge();
               sg.add(System.nanoTime() - t);
-              sgCpu.add(os.getProcessCpuTime() - c);
+              sgCpu.add(CpuClock.processNanos() - c);
             }
             case "floor" -> {
               FloorScanner.Pass p = floor.pass();
