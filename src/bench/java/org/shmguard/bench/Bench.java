@@ -78,6 +78,7 @@ public final class Bench {
     r.put("scan.lsofPids", f.lsofPids());
     r.put("scan.rounds", f.shmguard().wall().count());
     putTiming(r, "scan.shmguard", f.shmguard());
+    r.put("scan.shmguard.threadCpuMs.median", f.shmguardThreadCpu().median());
     putTiming(r, "scan.floor", f.floor());
     putTiming(r, "scan.floorFull", f.floorFull());
     putTiming(r, "scan.fuser", f.fuser());

@@ -24,7 +24,7 @@ import org.shmguard.policy.MountReport;
  */
 final class ScanBench {
   /** The figures of one fixture, and what each scanner found. */
-  record Figures(Timing shmguard, Timing floor, Timing floorFull, Timing fuser, Timing lsof, int processes, int segmentsSeen,
+  record Figures(Timing shmguard, Stats shmguardThreadCpu, Timing floor, Timing floorFull, Timing fuser, Timing lsof, int processes, int segmentsSeen,
       int heldSeen, int hiddenSeen, int holderPids, int floorProcesses, int fuserPids, int lsofPids) {
 
     /** shmguard's median CPU time over the other's: what the ratios in results.json report. */
@@ -69,6 +69,8 @@ final class ScanBench {
     // this JVM runs during a round (the other scanners are other processes, and they have finished).
     List<Long> sg = new ArrayList<>();
     List<Long> sgCpu = new ArrayList<>();
+    List<Long> sgThread = new ArrayList<>();
+    java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
     List<Long> fl = new ArrayList<>();
     List<Long> flCpu = new ArrayList<>();
     List<Long> ff = new ArrayList<>();
@@ -90,9 +92,11 @@ final class ScanBench {
           switch (who) {
             case "shmguard" -> {
               long c = CpuClock.processNanos();
+              long th = threads.getCurrentThreadCpuTime();
               long t = System.nanoTime();
               last = engine.judge();
               sg.add(System.nanoTime() - t);
+              sgThread.add(threads.getCurrentThreadCpuTime() - th);
               sgCpu.add(CpuClock.processNanos() - c);
             }
             case "floor" -> {
@@ -135,7 +139,7 @@ final class ScanBench {
       hidden += m.hidden().size();
       m.hidden().forEach(h -> pids.addAll(h.pids()));
     }
-    return new Figures(Timing.of(sg, sgCpu), Timing.of(fl, flCpu), Timing.of(ff, ffCpu), Timing.of(fu, fuCpu), Timing.of(ls, lsCpu),
+    return new Figures(Timing.of(sg, sgCpu), Stats.ofNanos(sgThread), Timing.of(fl, flCpu), Timing.of(ff, ffCpu), Timing.of(fu, fuCpu), Timing.of(ls, lsCpu),
         last.snapshot().processesScanned(), last.segments().size(), held,
         hidden, pids.size(), floorProcesses, fuserPids.size(), lsofPids.size());
   }
