@@ -161,6 +161,9 @@ public final class Bench {
     // A product term P*S would make this a large share of the largest cell.
     double interaction = ms[2][2] - ms[2][0] - ms[0][2] + ms[0][0];
     r.put("scaling.interactionShare", interaction / ms[2][2]);
+    r.put("scaling.growth", ms[2][2] / ms[0][0]);
+    r.note("scaling.growth", "t(1600,16000) / t(100,1000); processes + segments grow 16.1 times there, "
+        + "processes x segments 256 times");
     r.put("scaling.perProcessUs", (ms[2][1] - ms[0][1]) / 1500.0 * 1000.0);
     r.put("scaling.perSegmentUs", (ms[1][2] - ms[1][0]) / 15000.0 * 1000.0);
     r.note("scaling.interactionShare", "(t(1600,16000) - t(1600,1000) - t(100,16000) + t(100,1000)) / t(1600,16000): "
