@@ -48,7 +48,7 @@ final class DaemonBench {
 
   private void runAll() throws Exception {
     r.put("daemon.command", "java " + String.join(" ", jvmArgs) + (jvmArgs.isEmpty() ? "" : " ")
-        + "-jar target/shmguard.jar daemon -c CONFIG");
+        + "-jar " + params.jar() + " daemon -c CONFIG");
     Path socket = params.out().resolve("notify.sock");
     try (NotifyListener notify = new NotifyListener(tools, socket);
          Fixture f = Fixture.create(tools, Bench.SHM, params.processes(), params.segments())) {
