@@ -281,13 +281,41 @@ final class DaemonBench {
         + "end of the creations to the last unlink; verdictMs = allReapedMs minus the grace");
   }
 
-  private void socket() {
+  private void socket() throws Exception {
     Path sock = Path.of("/run/shmguard/advice.sock");
     if (!Files.exists(sock)) {
-      r.missing("socket.p99Ms", "the daemon on this branch serves no advice socket (" + sock + "); issue 4 not merged here");
+      r.missing("socket.p99Ms", "the daemon measured serves no advice socket (" + sock + "): the advice socket of "
+          + "issue 4 is not in this build");
       return;
     }
-    r.missing("socket.p99Ms", "an advice socket exists at " + sock + " but this bench has no client for its protocol yet");
+    Bench.log("daemon: advice socket");
+    SocketBench bench = new SocketBench(sock);
+    String first;
+    try {
+      first = bench.ask();
+    } catch (IOException e) {
+      r.missing("socket.p99Ms", "cannot ask " + sock + ": " + e.getMessage());
+      return;
+    }
+    if (!first.startsWith("OK v1")) {
+      r.missing("socket.p99Ms", "the socket answered \"" + first + "\" to an ADVISE v1 request");
+      return;
+    }
+    for (int i = 0; i < 500; i++) {
+      bench.ask(); // warm the server's code as a running daemon's would be
+    }
+    r.put("socket.answersPerSecond", bench.throughput(4, 5));
+    SocketBench.Rated rated = bench.atRate(1000, 10, 8);
+    r.put("socket.rate.sent", rated.sent());
+    r.put("socket.rate.ok", rated.ok());
+    r.put("socket.rate.failed", rated.failed());
+    r.put("socket.rate.achievedPerSecond", rated.achievedPerSecond());
+    r.put("socket.p50Ms", rated.latency().median());
+    r.put("socket.p99Ms", rated.latency().percentile(99));
+    r.put("socket.maxMs", rated.latency().max());
+    r.note("socket", "ADVISE v1 ranks=8, one request per connection over " + sock + "; answersPerSecond: 4 clients "
+        + "back to back for 5 s; p50/p99 at 1,000 requests a second for 10 s, open loop (each latency from the "
+        + "moment the request was due), 8 client threads");
   }
 
   private Path writeConfig(String name, boolean dryRun, String logLevel) throws IOException {
