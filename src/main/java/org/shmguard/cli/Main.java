@@ -13,7 +13,8 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "shmguard", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
     description = "Keeps every shared-memory tmpfs on a GPU host healthy: finds NCCL segments leaked by dead jobs, proves nobody holds them, and reaps them with evidence.",
-    subcommands = {ScanCommand.class, CleanCommand.class, DaemonCommand.class, CommandLine.HelpCommand.class},
+    subcommands = {ScanCommand.class, CleanCommand.class, DaemonCommand.class, DoctorCommand.class, AdviseCommand.class,
+        CommandLine.HelpCommand.class},
     footer = {"", "Exit status: 0 ok, 1 a problem found, 2 usage, 70 internal error, 78 bad configuration.",
         "Configuration: /etc/shmguard/shmguard.yaml (see the README for every key)."})
 public final class Main implements Runnable {
@@ -53,6 +54,7 @@ public final class Main implements Runnable {
     try {
       return cli.execute(args);
     } finally {
+      // print() does not flush an autoflush writer, and main() exits right after.
       out.flush();
       err.flush();
     }
@@ -60,7 +62,7 @@ public final class Main implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: scan, clean or daemon");
+    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: scan, clean, doctor, advise or daemon");
   }
 
   /** One-shot commands print their results; log lines below a warning would only get in the way. */

@@ -5,6 +5,7 @@ import org.shmguard.engine.Engine;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.Assessment;
+import org.shmguard.policy.Bytes;
 import org.shmguard.policy.Durations;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.MountReport;

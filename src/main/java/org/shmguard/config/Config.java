@@ -1,17 +1,25 @@
 package org.shmguard.config;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.shmguard.policy.Glob;
 import org.shmguard.policy.ReapPolicy;
+import org.shmguard.policy.SizeSpec;
 
 /**
  * shmguard's whole configuration, validated and immutable. Obtain one from {@link ConfigLoader}.
  *
  * @param source where it came from: a file path, or "built-in defaults"
  */
-public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log) {
+public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log, Capacity capacity,
+    Advice advice, Remount remount) {
+
+  /** The same settings, said to come from {@code newSource}. */
+  public Config withSource(String newSource) {
+    return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount);
+  }
 
   /** Whether "auto" discovery is on. */
   public boolean autoDiscover() {
@@ -29,12 +37,30 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
     }
   }
 
-  public record Daemon(Duration interval) {}
+  /**
+   * The daemon's schedules and limits.
+   *
+   * @param interval the full sweep, the safety net under the event path
+   * @param rediscover how often mounts are looked for (containers starting and stopping)
+   * @param settle how long to let a burst of events gather before one pass handles them all
+   * @param watchHolders at most this many holder processes watched for their exit (pidfds)
+   * @param summary a Quartz cron expression for the journal summary, "" for none
+   */
+  public record Daemon(Duration interval, Duration rediscover, Duration settle, int watchHolders, String summary) {}
+
+  /** Capacity alerts: used percentages per mount, and how many holders of hidden bytes to name. */
+  public record Capacity(int warn, int critical, int hysteresis, int topHolders) {}
 
   public record Log(String level) {}
 
+  /** The advice socket and file (issue 4). */
+  public record Advice(boolean enabled, Path socket, Path envFile, int defaultLocalRanks, int maxClients, Duration requestTimeout) {}
+
+  /** Growing a tmpfs by remount (issue 4): off unless enabled. */
+  public record Remount(boolean enabled, SizeSpec targetSize, SizeSpec maxSize, Duration cooldown) {}
+
   @SuppressWarnings("unchecked")
-  static Config from(String source, Map<String, Object> v) {
+  static Config from(String source, Map<String, Object> v) throws ConfigException {
     return new Config(
         source,
         (List<String>) v.get("mounts"),
@@ -44,7 +70,27 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
             (List<Glob>) v.get("reap.patterns"),
             (List<Glob>) v.get("reap.deny"),
             (Boolean) v.get("reap.requireHostPidNamespace")),
-        new Daemon((Duration) v.get("daemon.interval")),
-        new Log((String) v.get("log.level")));
+        new Daemon((Duration) v.get("daemon.interval"), (Duration) v.get("daemon.rediscover"),
+            (Duration) v.get("daemon.settle"), (Integer) v.get("daemon.watchHolders"), (String) v.get("daemon.summary")),
+        new Log((String) v.get("log.level")),
+        capacity(source, v),
+        new Advice((Boolean) v.get("advice.enabled"), Path.of((String) v.get("advice.socket")),
+            Path.of((String) v.get("advice.envFile")), (Integer) v.get("advice.defaultLocalRanks"),
+            (Integer) v.get("advice.maxClients"), (Duration) v.get("advice.requestTimeout")),
+        new Remount((Boolean) v.get("remount.enabled"), (SizeSpec) v.get("remount.targetSize"),
+            (SizeSpec) v.get("remount.maxSize"), (Duration) v.get("remount.cooldown")));
+  }
+
+  private static Capacity capacity(String source, Map<String, Object> v) throws ConfigException {
+    int warn = (Integer) v.get("capacity.warn");
+    int critical = (Integer) v.get("capacity.critical");
+    int hysteresis = (Integer) v.get("capacity.hysteresis");
+    if (critical <= warn) {
+      throw new ConfigException(source, 0, "capacity.critical", "must be above capacity.warn (" + warn + ")");
+    }
+    if (hysteresis >= warn) {
+      throw new ConfigException(source, 0, "capacity.hysteresis", "must be below capacity.warn (" + warn + ")");
+    }
+    return new Capacity(warn, critical, hysteresis, (Integer) v.get("capacity.topHolders"));
   }
 }

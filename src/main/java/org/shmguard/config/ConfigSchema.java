@@ -24,7 +24,27 @@ final class ConfigSchema {
     k.put("reap.deny", Types.globs());
     k.put("reap.requireHostPidNamespace", Types.bool());
     k.put("daemon.interval", Types.duration(Duration.ofMillis(100), Duration.ofDays(1)));
+    k.put("daemon.rediscover", Types.duration(Duration.ofMillis(100), Duration.ofHours(1)));
+    k.put("daemon.settle", Types.duration(Duration.ZERO, Duration.ofSeconds(10)));
+    k.put("daemon.watchHolders", Types.integer(0, 65_536));
+    k.put("daemon.summary", Types.cron());
+    k.put("capacity.warn", Types.integer(1, 100));
+    k.put("capacity.critical", Types.integer(1, 100));
+    k.put("capacity.hysteresis", Types.integer(0, 50));
+    k.put("capacity.topHolders", Types.integer(0, 100));
     k.put("log.level", Types.oneOf("error", "warn", "info", "debug"));
+    // advice: the socket, advice.env and the defaults of the advice engine (issue 4)
+    k.put("advice.enabled", Types.bool());
+    k.put("advice.socket", Types.absolutePath());
+    k.put("advice.envFile", Types.absolutePath());
+    k.put("advice.defaultLocalRanks", Types.integer(1, 1024));
+    k.put("advice.maxClients", Types.integer(1, 1024));
+    k.put("advice.requestTimeout", Types.duration(Duration.ofMillis(100), Duration.ofMinutes(1)));
+    // remount: growing a tmpfs that is too small (issue 4)
+    k.put("remount.enabled", Types.bool());
+    k.put("remount.targetSize", Types.sizeOrPercent(1L << 20));
+    k.put("remount.maxSize", Types.sizeOrPercent(1L << 20));
+    k.put("remount.cooldown", Types.duration(Duration.ZERO, Duration.ofDays(7)));
     return Map.copyOf(k);
   }
 

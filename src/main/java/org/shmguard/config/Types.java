@@ -9,6 +9,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.shmguard.policy.Durations;
 import org.shmguard.policy.Glob;
+import org.shmguard.policy.SizeSpec;
 
 /** The kinds of value configuration keys take. */
 final class Types {
@@ -56,6 +57,31 @@ final class Types {
     });
   }
 
+  /** A byte count as {@link #size} takes it, or a whole percentage of the host's memory ("25%"). */
+  static ValueType<SizeSpec> sizeOrPercent(long minBytes) {
+    return scalar("a size such as 512M or 2G (k, M, G, T are powers of 1024), or a percentage of memory from 1% to 100%", text -> {
+      if (text.endsWith("%")) {
+        try {
+          int pct = Integer.parseInt(text.substring(0, text.length() - 1));
+          if (pct < 1 || pct > 100) {
+            throw new IllegalArgumentException(text + " is out of range");
+          }
+          return SizeSpec.ofPercent(pct);
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("\"" + text + "\" is not a percentage");
+        }
+      }
+      Long v = parseSize(text);
+      if (v == null) {
+        throw new IllegalArgumentException("\"" + text + "\" is not a size");
+      }
+      if (v < minBytes) {
+        throw new IllegalArgumentException(text + " is out of range");
+      }
+      return SizeSpec.ofBytes(v);
+    });
+  }
+
   static ValueType<Integer> integer(int min, int max) {
     return scalar("a whole number from " + min + " to " + max, text -> {
       try {
@@ -83,6 +109,28 @@ final class Types {
   /** Any string; {@code emptyAllowed} lets "" turn a feature off. */
   static ValueType<String> string(String allowed) {
     return scalar(allowed, text -> text);
+  }
+
+  /** A Quartz cron expression (seconds first: "0 0 * * * ?" is hourly), or "" for never. */
+  static ValueType<String> cron() {
+    return new ValueType<>() {
+      @Override
+      public String parse(YamlNode node) {
+        String text = node.isNull() ? "" : node.text().trim();
+        if (node.isMap() || node.isList()) {
+          throw new IllegalArgumentException("a single value is needed here");
+        }
+        if (!text.isEmpty() && !org.quartz.CronExpression.isValidExpression(text)) {
+          throw new IllegalArgumentException("\"" + text + "\" is not a valid cron expression");
+        }
+        return text;
+      }
+
+      @Override
+      public String allowed() {
+        return "a Quartz cron expression with seconds first, such as \"0 0 * * * ?\" (hourly), or \"\" for never";
+      }
+    };
   }
 
   static ValueType<String> absolutePath() {

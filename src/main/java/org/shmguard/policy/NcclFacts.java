@@ -23,6 +23,41 @@ public final class NcclFacts {
   public static final long NVLS_SCRATCH_BYTES_PER_RANK = 3_328;
   /** Channels of a ring when nothing says otherwise: 4 ranks x 2 channels already need ~77 MB. */
   public static final int DEFAULT_CHANNELS = 2;
+  /** NVLS scratch exists from 2.19 (NCCL-FACTS.md, Sizes). */
+  public static final NcclVersion NVLS_SINCE = NcclVersion.of(2, 19, 0);
+
+  // NCCL_CUMEM_HOST_ENABLE (NCCL-FACTS.md, Variables): moves the SHM transport's buffers off
+  // /dev/shm into cuMem host memory; never the proxy pool or the NVLS scratch.
+  /** The variable exists, off by default. */
+  public static final NcclVersion CUMEM_HOST_SINCE = NcclVersion.of(2, 23, 4);
+  /** Default "auto": on when the CUDA driver is {@link #CUMEM_HOST_AUTO_DRIVER} or newer (and the runtime 12.2+). */
+  public static final NcclVersion CUMEM_HOST_AUTO_SINCE = NcclVersion.of(2, 24, 3);
+  public static final CudaVersion CUMEM_HOST_AUTO_DRIVER = CudaVersion.of(12, 6);
+  /** NCCL probes cuMem host memory and falls back when it fails. */
+  public static final NcclVersion CUMEM_HOST_FALLBACK_SINCE = NcclVersion.of(2, 26, 3);
+  /** Below this driver, cuMem host memory can fail between GPUs without P2P (NVIDIA/nccl #1838). */
+  public static final CudaVersion CUMEM_HOST_NO_P2P_SAFE_DRIVER = CudaVersion.of(13, 0);
+
+  // GPU memory, not /dev/shm: the doctor reports the headroom (../shared/NCCL-FACTS.md, Variables;
+  // ../shared/SCENARIOS.md #4).
+  /**
+   * GPU memory NVLS (NVLink SHARP, NCCL 2.17.1+, on by default) takes per rank on one node:
+   * about 1.5 GB (2.4 GB was seen on 8xH200, vLLM #9699; about 8 GB per rank with 5 nodes and 12
+   * communicators). NCCL 2.21+ uses less; NCCL_NVLS_ENABLE=0 frees it. An approximation.
+   */
+  public static final long NVLS_GPU_BYTES_PER_RANK = 1_536L * 1024 * 1024;
+  /** NVLS needs NVSwitch-connected GPUs of compute capability 9.0 (Hopper) or later. */
+  public static final int NVLS_MIN_COMPUTE_MAJOR = 9;
+
+  /**
+   * The driver branch whose user-mode part fails cuMemImportFromShareableHandle with "invalid
+   * device ordinal" (CUDA error 101) when two containers on one node each see one GPU: reported
+   * with NCCL 2.26.2 and CUDA 12.8 in ncclP2pImportShareableBuffer (NVIDIA/nccl #1647; the same
+   * import of a fabric handle, 1 node failing where 2 nodes work, in
+   * kubernetes-sigs/dra-driver-nvidia-gpu #294). Said to be fixed in later drivers; the first
+   * fixed release is not recorded here.
+   */
+  public static final int CUMEM_IMPORT_ORDINAL_BUG_DRIVER_BRANCH = 570;
 
   private NcclFacts() {}
 
@@ -72,6 +107,16 @@ public final class NcclFacts {
       return 0;
     }
     return (long) localRanks * channels * ((SHM_RECV_BYTES + REFCOUNT_BYTES) + (SHM_SEND_BYTES + REFCOUNT_BYTES));
+  }
+
+  /** The newest proxy ops pool known: what an unknown NCCL version is assumed to need. */
+  public static long largestProxyPoolBytes() {
+    return proxyPoolBytes(NcclVersion.of(Integer.MAX_VALUE, 0, 0));
+  }
+
+  /** NVLS scratch of {@code localRanks} ranks: 0 before 2.19. */
+  public static long nvlsScratchBytes(int localRanks, NcclVersion v) {
+    return v.atLeast(2, 19, 0) ? (long) localRanks * NVLS_SCRATCH_BYTES_PER_RANK : 0;
   }
 
   /** Every rank's proxy ops pool file, which NCCL_SHM_DISABLE=1 does not remove. */

@@ -20,7 +20,7 @@ class ConfigLoaderTest {
   }
 
   private static Config withoutSource(Config c) {
-    return new Config("", c.mounts(), c.reap(), c.daemon(), c.log());
+    return c.withSource("");
   }
 
   @Test
@@ -76,7 +76,7 @@ class ConfigLoaderTest {
 
   @ParameterizedTest(name = "{0}")
   @CsvSource(delimiter = '|', textBlock = """
-      unknown top-level key    | reaper:\\n  grace: 1s                | 1 | reaper   | unknown key; allowed at the top level: daemon, log, mounts, reap
+      unknown top-level key    | reaper:\\n  grace: 1s                | 1 | reaper   | unknown key; allowed at the top level: 
       unknown nested key       | reap:\\n  gracePeriod: 1s           | 2 | reap.gracePeriod | unknown key; allowed under reap: deny, dryRun, grace, patterns, requireHostPidNamespace
       duration without unit    | reap:\\n  grace: 120                | 2 | reap.grace | "120" is not a duration; allowed: a duration from 0ms to 30d
       duration in words        | reap:\\n  grace: two minutes        | 2 | reap.grace | is not a duration
@@ -101,6 +101,12 @@ class ConfigLoaderTest {
           assertThat(e.key()).isEqualTo(key);
           assertThat(e.format()).startsWith("test.yaml:" + line + ": " + key + ": ").contains(message);
         });
+  }
+
+  @Test
+  void anUnknownKeyListsEverySectionAllowedThere() {
+    assertThatThrownBy(() -> parse("reaper: {}\n")).isInstanceOfSatisfying(ConfigException.class,
+        e -> assertThat(e.getMessage()).contains(String.join(", ", ConfigSchema.childrenOf(""))).contains("reap"));
   }
 
   @Test

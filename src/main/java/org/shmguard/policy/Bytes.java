@@ -1,4 +1,4 @@
-package org.shmguard.cli;
+package org.shmguard.policy;
 
 import java.util.Locale;
 

@@ -1,0 +1,170 @@
+package org.shmguard.advice;
+
+import java.io.IOException;
+import java.util.function.Supplier;
+import org.shmguard.model.Dev;
+import org.shmguard.model.MountOrigin;
+import org.shmguard.model.ShmMount;
+import org.shmguard.nativ.FsUsage;
+import org.shmguard.nativ.Linux;
+import org.shmguard.policy.Assessment;
+import org.shmguard.policy.Judgement;
+import org.shmguard.policy.NcclVersion;
+import org.shmguard.policy.Verdict;
+
+/**
+ * Answers one parsed request: the protocol's meaning, apart from the socket that carries it.
+ * The mounts come from the latest judgement the daemon made; the free space of the asked-about
+ * mount is measured again at the request, so the advice is not a pass old.
+ */
+public final class AdviceResponder {
+  /** Measures a mount now; null when it cannot, and the judgement's figure is used. */
+  public interface UsageProbe {
+    ShmMount.Usage measure(ShmMount mount);
+
+    static UsageProbe statvfs() {
+      return m -> {
+        try {
+          FsUsage u = Linux.get().statvfs(m.path());
+          return new ShmMount.Usage(u.sizeBytes(), u.usedBytes(), u.availableBytes(), u.inodes(), u.freeInodes());
+        } catch (IOException e) {
+          return null;
+        }
+      };
+    }
+  }
+
+  private final Supplier<Judgement> view;
+  private final Supplier<HostGpus> gpus;
+  private final AdviceEngine engine;
+  private final UsageProbe probe;
+  private final HostActions actions;
+
+  public AdviceResponder(Supplier<Judgement> view, Supplier<HostGpus> gpus, AdviceEngine engine, UsageProbe probe,
+      HostActions actions) {
+    this.view = view;
+    this.gpus = gpus;
+    this.engine = engine;
+    this.probe = probe;
+    this.actions = actions;
+  }
+
+  /** The whole reply: "OK v1" and the body, each line ending in a newline. */
+  public String respond(Request req, Peer peer) throws ProtocolException {
+    if (req.verb().changesHost() && !peer.root()) {
+      throw new ProtocolException(ProtocolException.DENIED, req.verb() + " changes the host and only root may ask it; "
+          + peer.user() + " may ask ADVISE and PING");
+    }
+    return switch (req.verb()) {
+      case PING -> ok("pong\n");
+      case ADVISE -> ok(advise(req));
+      case REMOUNT -> ok(actions.remount(mount(req.arg("dev")), size(req.arg("size"))) + "\n");
+      case CLEAN -> ok(actions.clean(bool(req.arg("dry-run"))) + "\n");
+    };
+  }
+
+  /** The advice for the request's mount and shape, in its format. */
+  public String advise(Request req) throws ProtocolException {
+    String format = req.args().getOrDefault("format", "env");
+    if (!format.equals("env") && !format.equals("json")) {
+      throw new ProtocolException(ProtocolException.BAD_REQUEST, "format must be env or json, not \"" + Request.clip(format) + "\"");
+    }
+    JobShape shape;
+    try {
+      String ranks = req.arg("ranks");
+      String nccl = req.arg("nccl");
+      shape = new JobShape(ranks == null ? null : Integer.valueOf(ranks), nccl == null ? null : NcclVersion.parse(nccl));
+    } catch (IllegalArgumentException e) {
+      throw new ProtocolException(ProtocolException.BAD_REQUEST, e instanceof NumberFormatException
+          ? "ranks must be a whole number from 1 to " + JobShape.MAX_RANKS : e.getMessage());
+    }
+    Judgement j = judgement();
+    ShmMount m = mount(req.arg("dev"));
+    Advice a = engine.advise(space(m, j), shape, gpus.get());
+    return format.equals("json") ? AdviceFormat.json(a) : AdviceFormat.env(a);
+  }
+
+  /** The room in {@code m} now, with what the judgement found leaked there. */
+  MountSpace space(ShmMount m, Judgement j) throws ProtocolException {
+    ShmMount.Usage u = probe.measure(m);
+    if (u == null) {
+      u = m.usage();
+    }
+    if (u == null) {
+      throw new ProtocolException(ProtocolException.FAILED, "cannot measure " + m.displayName());
+    }
+    long leaked = 0;
+    for (Assessment a : j.segments()) {
+      if (a.mount().dev().equals(m.dev()) && a.verdict() == Verdict.LEAKED) {
+        leaked += a.segment().allocatedBytes();
+      }
+    }
+    return new MountSpace(m.displayName(), m.dev().toString(), u.sizeBytes(), u.freeBytes(), leaked);
+  }
+
+  private Judgement judgement() throws ProtocolException {
+    Judgement j = view.get();
+    if (j == null) {
+      throw new ProtocolException(ProtocolException.UNAVAILABLE, "shmguard has not finished its first pass yet; ask again in a moment");
+    }
+    return j;
+  }
+
+  /** The mount a request names by its device, or the host's /dev/shm when it names none. */
+  ShmMount mount(String devText) throws ProtocolException {
+    Judgement j = judgement();
+    if (devText == null) {
+      for (ShmMount m : j.snapshot().mounts()) {
+        if (m.origin() == MountOrigin.HOST) {
+          return m;
+        }
+      }
+      for (ShmMount m : j.snapshot().mounts()) {
+        if (m.origin() == MountOrigin.CONFIGURED && m.mountPoint().equals("/dev/shm")) {
+          return m; // "mounts: [/dev/shm]" without auto
+        }
+      }
+      throw new ProtocolException(ProtocolException.UNKNOWN_MOUNT, "shmguard watches no /dev/shm of its own namespace; send dev=MAJ:MIN");
+    }
+    Dev dev;
+    try {
+      dev = Dev.parseDecimal(devText);
+    } catch (IllegalArgumentException e) {
+      throw new ProtocolException(ProtocolException.BAD_REQUEST, "dev must be MAJOR:MINOR in decimal, as mountpoint -d prints it");
+    }
+    ShmMount m = j.snapshot().mount(dev);
+    if (m == null) {
+      throw new ProtocolException(ProtocolException.UNKNOWN_MOUNT, dev + " is not a shm tmpfs shmguard watches");
+    }
+    return m;
+  }
+
+  private static Long size(String text) throws ProtocolException {
+    if (text == null) {
+      return null;
+    }
+    try {
+      long v = Long.parseLong(text);
+      if (v <= 0) {
+        throw new NumberFormatException();
+      }
+      return v;
+    } catch (NumberFormatException e) {
+      throw new ProtocolException(ProtocolException.BAD_REQUEST, "size must be a positive number of bytes");
+    }
+  }
+
+  private static boolean bool(String text) throws ProtocolException {
+    if (text == null || text.equals("false")) {
+      return false;
+    }
+    if (text.equals("true")) {
+      return true;
+    }
+    throw new ProtocolException(ProtocolException.BAD_REQUEST, "dry-run must be true or false");
+  }
+
+  private static String ok(String body) {
+    return "OK " + Request.VERSION + "\n" + body;
+  }
+}

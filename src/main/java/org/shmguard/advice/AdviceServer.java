@@ -1,0 +1,255 @@
+package org.shmguard.advice;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channel;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
+import org.shmguard.nativ.Descriptors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The advice socket: a Unix stream socket speaking the line protocol of {@link Request}, one
+ * request per connection. Each connection gets a bounded line, a deadline and a slot among
+ * {@link Limits#maxClients()}; a bad, oversized, slow or surplus client gets an "ERR v1" line
+ * and the server carries on. The peer's credentials (SO_PEERCRED) decide whether it may change
+ * the host.
+ *
+ * <pre>{@code
+ * try (AdviceServer s = AdviceServer.bind(Path.of("/run/shmguard/advice.sock"), responder, Limits.defaults())) {
+ *   s.start();
+ *   ...
+ * }
+ * }</pre>
+ */
+public final class AdviceServer implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(AdviceServer.class);
+  private static final Duration WRITE_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration DRAIN_TIME = Duration.ofSeconds(1);
+  private static final int SD_LISTEN_FDS_START = 3;
+
+  /** How much one client may send, how long it may take, and how many are served at once. */
+  public record Limits(int maxLineBytes, Duration requestTimeout, int maxClients) {
+    public static final int MAX_LINE_BYTES = 1024;
+
+    public static Limits of(Duration requestTimeout, int maxClients) {
+      return new Limits(MAX_LINE_BYTES, requestTimeout, maxClients);
+    }
+  }
+
+  private final ServerSocketChannel server;
+  private final Path path;
+  private final boolean ownsPath;
+  private final AdviceResponder responder;
+  private final Limits limits;
+  private final Semaphore slots;
+  private final ExecutorService workers;
+  private final UserPrincipal root;
+  private Thread acceptor;
+
+  private AdviceServer(ServerSocketChannel server, Path path, boolean ownsPath, AdviceResponder responder, Limits limits)
+      throws IOException {
+    this.server = server;
+    this.path = path;
+    this.ownsPath = ownsPath;
+    this.responder = responder;
+    this.limits = limits;
+    this.slots = new Semaphore(limits.maxClients());
+    AtomicInteger seq = new AtomicInteger();
+    this.workers = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "advice-client-" + seq.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    // getpwnam("0") finds no user, so the lookup falls back to uid 0; principals compare by uid.
+    this.root = path.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("0");
+  }
+
+  /**
+   * Listens at {@code path}, creating its directory. A stale socket file (nobody answers on it)
+   * is replaced; a live one means another daemon runs, and this fails saying so.
+   */
+  public static AdviceServer bind(Path path, AdviceResponder responder, Limits limits) throws IOException {
+    Files.createDirectories(path.getParent());
+    if (Files.exists(path)) {
+      if (answers(path)) {
+        throw new IOException("another shmguard already answers on " + path + "; stop it or configure another advice.socket");
+      }
+      Files.delete(path);
+    }
+    ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+    try {
+      ch.bind(UnixDomainSocketAddress.of(path), 64);
+      // Anyone may connect and ask for advice; what changes the host is checked per request.
+      Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-rw-rw-"));
+    } catch (IOException e) {
+      ch.close();
+      throw new IOException("cannot listen on " + path + ": " + e.getMessage(), e);
+    }
+    return new AdviceServer(ch, path, true, responder, limits);
+  }
+
+  /**
+   * The listening socket systemd passed, or null when the process was not socket-activated. Both
+   * ways systemd has work: the sd_listen_fds protocol (LISTEN_PID is this process, LISTEN_FDS
+   * counts descriptors from 3; the first is moved to standard input, the one descriptor the JDK
+   * adopts as a channel) and StandardInput=socket (or {@code systemd-socket-activate --inetd}).
+   * Must run before anything else calls System.inheritedChannel(), which decides once.
+   */
+  public static AdviceServer inherited(AdviceResponder responder, Limits limits) throws IOException {
+    String pid = System.getenv("LISTEN_PID");
+    String fds = System.getenv("LISTEN_FDS");
+    if (fds != null && pid != null && pid.equals(Long.toString(ProcessHandle.current().pid()))) {
+      if (!fds.equals("1")) {
+        LOG.warn("advice socket: systemd passed {} descriptors; using the first (fd 3)", fds);
+      }
+      Descriptors.dup2(SD_LISTEN_FDS_START, 0);
+    }
+    Channel ch = System.inheritedChannel();
+    if (ch instanceof ServerSocketChannel server && server.getLocalAddress() instanceof UnixDomainSocketAddress u) {
+      LOG.info("advice socket: using the listening socket systemd passed, {}", u.getPath());
+      return new AdviceServer(server, u.getPath(), false, responder, limits);
+    }
+    if (fds != null) {
+      LOG.warn("advice socket: LISTEN_FDS is set but no listening Unix socket came with it; listening on a socket of our own");
+    }
+    return null;
+  }
+
+  private static boolean answers(Path path) {
+    try (SocketChannel c = SocketChannel.open(UnixDomainSocketAddress.of(path))) {
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  public Path path() {
+    return path;
+  }
+
+  /** Starts accepting on a thread of its own. */
+  public synchronized AdviceServer start() {
+    acceptor = new Thread(this::acceptLoop, "advice-accept");
+    acceptor.setDaemon(true);
+    acceptor.start();
+    LOG.info("advice socket listening on {} (at most {} clients, {} ms per request)", path, limits.maxClients(),
+        limits.requestTimeout().toMillis());
+    return this;
+  }
+
+  private void acceptLoop() {
+    while (server.isOpen()) {
+      SocketChannel client;
+      try {
+        client = server.accept();
+      } catch (ClosedChannelException e) {
+        return;
+      } catch (IOException e) {
+        LOG.warn("advice socket: accept failed: {}", e.getMessage());
+        continue;
+      }
+      if (!slots.tryAcquire()) {
+        refuse(client);
+        continue;
+      }
+      try {
+        workers.execute(() -> {
+          try {
+            serve(client);
+          } finally {
+            slots.release();
+          }
+        });
+      } catch (RuntimeException e) {
+        slots.release();
+        closeQuietly(client);
+      }
+    }
+  }
+
+  private void refuse(SocketChannel client) {
+    try (ClientConnection c = new ClientConnection(client)) {
+      c.write(new ProtocolException(ProtocolException.BUSY, limits.maxClients() + " clients are being served; try again").replyLine()
+          + "\n", Duration.ofMillis(100));
+      c.finish(Duration.ofMillis(100));
+    } catch (IOException e) {
+      closeQuietly(client);
+    }
+    LOG.warn("advice socket: refused a client, all {} slots busy", limits.maxClients());
+  }
+
+  private void serve(SocketChannel client) {
+    Peer peer = peer(client);
+    try (ClientConnection c = new ClientConnection(client)) {
+      String reply;
+      String line = null;
+      try {
+        line = c.readLine(limits.maxLineBytes(), limits.requestTimeout());
+        reply = responder.respond(Request.parse(line), peer);
+      } catch (ProtocolException e) {
+        reply = e.replyLine() + "\n";
+        if (e.code().equals(ProtocolException.DENIED)) {
+          LOG.warn("advice socket: refused \"{}\" from {}: {}", line, peer.user(), e.getMessage());
+        } else {
+          LOG.debug("advice socket: {} from {}: {}", e.code(), peer.user(), e.getMessage());
+        }
+      } catch (RuntimeException e) {
+        LOG.error("advice socket: request \"{}\" from {} failed", line, peer.user(), e);
+        reply = new ProtocolException(ProtocolException.FAILED, "internal error: " + e).replyLine() + "\n";
+      }
+      c.write(reply, WRITE_TIMEOUT);
+      c.finish(DRAIN_TIME);
+    } catch (IOException e) {
+      LOG.debug("advice socket: client {} went away: {}", peer.user(), e.getMessage());
+    }
+  }
+
+  private Peer peer(SocketChannel client) {
+    try {
+      UnixDomainPrincipal p = client.getOption(ExtendedSocketOptions.SO_PEERCRED);
+      return new Peer(p.user().getName(), p.user().equals(root));
+    } catch (IOException | UnsupportedOperationException e) {
+      return new Peer("unknown", false);
+    }
+  }
+
+  private static void closeQuietly(SocketChannel c) {
+    try {
+      c.close();
+    } catch (IOException ignored) {
+      // nothing more to tell this client
+    }
+  }
+
+  /** Stops accepting, lets running requests finish briefly, and removes the socket file it made. */
+  @Override
+  public void close() throws IOException {
+    server.close();
+    workers.shutdown();
+    try {
+      workers.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (ownsPath) {
+      Files.deleteIfExists(path);
+    }
+  }
+}

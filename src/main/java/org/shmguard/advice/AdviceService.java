@@ -1,0 +1,78 @@
+package org.shmguard.advice;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.shmguard.config.Config;
+import org.shmguard.host.HostPaths;
+import org.shmguard.policy.Judgement;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The daemon's side of advice: keeps the latest judgement, serves it on the socket, and rewrites
+ * the advice file after each pass. The daemon feeds it with {@link #accept} and needs nothing
+ * else from this package.
+ *
+ * <pre>{@code
+ * AdviceService advice = AdviceService.start(config, paths, actions);
+ * loop.onPass(pass -> advice.accept(pass.judgement()));
+ * }</pre>
+ */
+public final class AdviceService implements Consumer<Judgement>, Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(AdviceService.class);
+  private final AtomicReference<Judgement> latest;
+  private final AdviceResponder responder;
+  private final AdviceServer server;
+  private final AdviceFile file;
+  private volatile String lastWritten;
+
+  private AdviceService(AtomicReference<Judgement> latest, AdviceResponder responder, AdviceServer server, AdviceFile file) {
+    this.latest = latest;
+    this.responder = responder;
+    this.server = server;
+    this.file = file;
+  }
+
+  /** Opens the socket (or takes systemd's) and returns the running service. */
+  public static AdviceService start(Config config, HostPaths paths, HostActions actions) throws IOException {
+    Config.Advice c = config.advice();
+    HostGpus gpus = NvidiaProc.read(paths);
+    LOG.info("advice: NVIDIA driver {}, {} GPU(s) listed", gpus.driver() == null ? "not found" : gpus.driver(), gpus.gpuCount());
+    AtomicReference<Judgement> ref = new AtomicReference<>();
+    AdviceResponder responder = new AdviceResponder(ref::get, () -> gpus, new AdviceEngine(c.defaultLocalRanks()),
+        AdviceResponder.UsageProbe.statvfs(), actions);
+    AdviceServer.Limits limits = AdviceServer.Limits.of(c.requestTimeout(), c.maxClients());
+    AdviceServer server = AdviceServer.inherited(responder, limits);
+    if (server == null) {
+      server = AdviceServer.bind(c.socket(), responder, limits);
+    }
+    AdviceService service = new AdviceService(ref, responder, server, new AdviceFile(c.envFile()));
+    server.start();
+    return service;
+  }
+
+  /** A new judgement: advice from now on is about it, and the advice file follows it. */
+  @Override
+  public void accept(Judgement j) {
+    latest.set(j);
+    try {
+      String env = responder.advise(new Request(Request.Verb.ADVISE, Map.of()));
+      if (!env.equals(lastWritten)) {
+        file.write(env);
+        lastWritten = env;
+      }
+    } catch (ProtocolException e) {
+      LOG.debug("advice file not written: {}", e.getMessage());
+    } catch (IOException e) {
+      LOG.warn("cannot write {}: {}", file.path(), e.getMessage());
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    server.close();
+  }
+}

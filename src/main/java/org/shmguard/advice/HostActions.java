@@ -1,0 +1,30 @@
+package org.shmguard.advice;
+
+import org.shmguard.model.ShmMount;
+
+/**
+ * What root may ask the daemon to do over the socket. The server checks the peer before calling
+ * either; an implementation only acts and says what happened, in one line.
+ */
+public interface HostActions {
+  /** Grow {@code mount}, to {@code sizeBytes} or (null) the configured target. */
+  String remount(ShmMount mount, Long sizeBytes) throws ProtocolException;
+
+  /** Run a clean pass now; {@code dryRun} only reports. */
+  String clean(boolean dryRun) throws ProtocolException;
+
+  /** For a server that offers advice only: every action is unavailable. */
+  static HostActions none() {
+    return new HostActions() {
+      @Override
+      public String remount(ShmMount mount, Long sizeBytes) throws ProtocolException {
+        throw new ProtocolException(ProtocolException.UNAVAILABLE, "this server does not remount");
+      }
+
+      @Override
+      public String clean(boolean dryRun) throws ProtocolException {
+        throw new ProtocolException(ProtocolException.UNAVAILABLE, "this server does not clean");
+      }
+    };
+  }
+}

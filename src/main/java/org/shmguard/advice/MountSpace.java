@@ -1,0 +1,26 @@
+package org.shmguard.advice;
+
+import java.util.Objects;
+
+/**
+ * The room in one shm tmpfs, as the advice engine needs it.
+ *
+ * @param name how a person names the mount ("/dev/shm", "trainer-1:/dev/shm")
+ * @param dev its device, major:minor
+ * @param freeBytes what a new file can still take (statvfs f_bavail)
+ * @param reclaimableBytes files judged leaked, which {@code shmguard clean} would free
+ */
+public record MountSpace(String name, String dev, long sizeBytes, long freeBytes, long reclaimableBytes) {
+  public MountSpace {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(dev, "dev");
+    if (sizeBytes < 0 || freeBytes < 0 || reclaimableBytes < 0) {
+      throw new IllegalArgumentException("sizes are not negative: size " + sizeBytes + ", free " + freeBytes
+          + ", reclaimable " + reclaimableBytes);
+    }
+  }
+
+  public long usedBytes() {
+    return Math.max(0, sizeBytes - freeBytes);
+  }
+}

@@ -1,0 +1,140 @@
+package org.shmguard.cli;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import org.shmguard.advice.Advice;
+import org.shmguard.advice.AdviceClient;
+import org.shmguard.advice.AdviceEngine;
+import org.shmguard.advice.AdviceFormat;
+import org.shmguard.advice.JobShape;
+import org.shmguard.advice.MountSpace;
+import org.shmguard.advice.NvidiaProc;
+import org.shmguard.advice.ProtocolException;
+import org.shmguard.config.Config;
+import org.shmguard.model.Dev;
+import org.shmguard.nativ.FsUsage;
+import org.shmguard.nativ.Linux;
+import org.shmguard.nativ.StatxResult;
+import org.shmguard.policy.NcclVersion;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+@Command(name = "advise", mixinStandardHelpOptions = true,
+    description = {"Say what an NCCL job should set before it starts, for the /dev/shm this command sees: nothing,"
+        + " NCCL_CUMEM_HOST_ENABLE=1, NCCL_SHM_DISABLE=1, or that the tmpfs must grow, with the reason and the numbers.",
+        "Asks the daemon over its socket; when no daemon answers, works it out here from /dev/shm alone and says so."},
+    footer = {"", "Exit status: 0 advice printed, 1 no advice (the daemon refused, or --daemon-only and no daemon), 2 usage,"
+        + " 78 bad configuration."})
+final class AdviseCommand implements Callable<Integer> {
+  @Mixin CommonOptions common;
+
+  @Option(names = "--local-ranks", paramLabel = "N", description = "Ranks of the job on this host (default: one per GPU of the host).")
+  Integer localRanks;
+
+  @Option(names = "--nccl-version", paramLabel = "V", description = "The NCCL release the job loads, such as 2.21.5.")
+  String ncclVersion;
+
+  @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "env",
+      description = "env (KEY=VALUE lines, for shells) or json (default: ${DEFAULT-VALUE}).")
+  String format;
+
+  @Option(names = "--socket", paramLabel = "PATH", description = "The daemon's socket (default: advice.socket of the configuration).")
+  Path socket;
+
+  @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "2s",
+      description = "How long to wait for the daemon (default: ${DEFAULT-VALUE}).")
+  String timeout;
+
+  @Option(names = "--daemon-only", description = "Do not work the advice out here when the daemon does not answer: exit 1.")
+  boolean daemonOnly;
+
+  @Option(names = "--shm", paramLabel = "DIR", defaultValue = "/dev/shm", hidden = true,
+      description = "The tmpfs to ask about (default: ${DEFAULT-VALUE}).")
+  String shmPath;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() throws Exception {
+    if (!format.equals("env") && !format.equals("json")) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--format must be env or json, not \"" + format + "\"");
+    }
+    JobShape shape = shape();
+    Duration wait = duration(timeout);
+    Config config = common.loadConfig();
+    Path sock = socket != null ? socket : config.advice().socket();
+    Dev dev = ownShmDev();
+    StringBuilder req = new StringBuilder("ADVISE v1");
+    if (shape.localRanks() != null) {
+      req.append(" ranks=").append(shape.localRanks());
+    }
+    if (shape.nccl() != null) {
+      req.append(" nccl=").append(shape.nccl());
+    }
+    if (dev != null) {
+      req.append(" dev=").append(dev);
+    }
+    req.append(" format=").append(format);
+    String why;
+    try {
+      common.out().print(AdviceClient.ask(sock, req.toString(), wait));
+      common.out().flush();
+      return Main.EXIT_OK;
+    } catch (ProtocolException e) {
+      if (!e.code().equals(ProtocolException.UNKNOWN_MOUNT) && !e.code().equals(ProtocolException.UNAVAILABLE)) {
+        spec.commandLine().getErr().println("shmguard: the daemon answered: " + e.code() + ": " + e.getMessage());
+        return Main.EXIT_PROBLEM;
+      }
+      why = "the daemon cannot advise on " + shmPath + " (" + e.getMessage() + ")";
+    } catch (IOException e) {
+      why = "no daemon answers on " + sock + " (" + e.getMessage() + ")";
+    }
+    if (daemonOnly) {
+      spec.commandLine().getErr().println("shmguard: " + why);
+      return Main.EXIT_PROBLEM;
+    }
+    spec.commandLine().getErr().println("shmguard: " + why + "; advice worked out here from " + shmPath
+        + " alone, without the daemon's view of leaked segments");
+    Advice a = local(config, shape, dev);
+    common.out().print(format.equals("json") ? AdviceFormat.json(a) : AdviceFormat.env(a));
+    common.out().flush();
+    return Main.EXIT_OK;
+  }
+
+  private JobShape shape() {
+    try {
+      return new JobShape(localRanks, ncclVersion == null ? null : NcclVersion.parse(ncclVersion));
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+    }
+  }
+
+  private Duration duration(String text) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)(ms|s)").matcher(text);
+    if (!m.matches() || Long.parseLong(m.group(1)) == 0) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--timeout must be a duration such as 500ms or 2s, not \"" + text + "\"");
+    }
+    long n = Long.parseLong(m.group(1));
+    return m.group(2).equals("ms") ? Duration.ofMillis(n) : Duration.ofSeconds(n);
+  }
+
+  /** The device of the tmpfs at /dev/shm here: what tells the daemon which mount this caller sees. */
+  private Dev ownShmDev() {
+    try {
+      StatxResult st = Linux.get().stat(shmPath);
+      return Dev.of(st.devMajor(), st.devMinor());
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  private Advice local(Config config, JobShape shape, Dev dev) throws IOException {
+    FsUsage u = Linux.get().statvfs(shmPath);
+    MountSpace space = new MountSpace(shmPath, dev == null ? "?" : dev.toString(), u.sizeBytes(), u.availableBytes(), 0);
+    return new AdviceEngine(config.advice().defaultLocalRanks()).advise(space, shape, NvidiaProc.read(common.hostPaths()));
+  }
+}

@@ -1,0 +1,153 @@
+package org.shmguard.cli;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.shmguard.advice.AdviceService;
+import org.shmguard.advice.HostActions;
+import org.shmguard.advice.ProtocolException;
+import org.shmguard.config.Config;
+import org.shmguard.daemon.Alert;
+import org.shmguard.daemon.AlertSink;
+import org.shmguard.daemon.Daemon;
+import org.shmguard.daemon.EventKind;
+import org.shmguard.engine.Engine;
+import org.shmguard.host.HostPaths;
+import org.shmguard.model.Dev;
+import org.shmguard.model.ShmMount;
+import org.shmguard.remedy.ReapOutcome;
+import org.shmguard.remedy.RemountOutcome;
+import org.shmguard.remedy.Remounter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The daemon's advice and remount side, kept apart from the worker: the advice socket and file
+ * fed by every pass, root's requests over the socket, and the remount policy applied when a
+ * mount crosses its critical threshold. Remount outcomes go to the alert sink (journald).
+ *
+ * <pre>{@code
+ * DaemonAdvice advice = DaemonAdvice.start(config, paths, sink);
+ * Daemon daemon = Daemon.start(config, paths, sink, notifier, List.of(advice::onPass));
+ * advice.attach(daemon);
+ * }</pre>
+ */
+final class DaemonAdvice implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(DaemonAdvice.class);
+  private static final long CLEAN_TIMEOUT_SECONDS = 60;
+  private final Config config;
+  private final Remounter remounter;
+  /** Mounts at or above critical: a remount is tried when one enters, not on every pass. */
+  private final Set<Dev> critical = new HashSet<>();
+  /** Set once in start(), before the daemon's worker thread exists. */
+  private AdviceService service;
+  private volatile Daemon daemon;
+
+  private DaemonAdvice(Config config, Remounter remounter) {
+    this.config = config;
+    this.remounter = remounter;
+  }
+
+  /** Opens the advice socket (if enabled) before the daemon starts, so it answers once READY is sent. */
+  static DaemonAdvice start(Config config, HostPaths paths, AlertSink sink) throws IOException {
+    Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC());
+    remounter.onOutcome(o -> sink.emit(alert(o)));
+    DaemonAdvice advice = new DaemonAdvice(config, remounter);
+    if (config.advice().enabled()) {
+      try {
+        advice.service = AdviceService.start(config, paths, advice.actions());
+      } catch (IOException e) {
+        LOG.error("no advice socket: {}; reaping goes on without it", e.getMessage());
+      }
+    }
+    return advice;
+  }
+
+  /** Lets root's CLEAN requests run through the daemon's worker, so their reaps are alerted like any other. */
+  void attach(Daemon d) {
+    this.daemon = d;
+  }
+
+  /** What root may ask over the socket: a remount through the policy, a clean pass through the daemon. */
+  private HostActions actions() {
+    return new HostActions() {
+      @Override
+      public String remount(ShmMount mount, Long sizeBytes) throws ProtocolException {
+        RemountOutcome o = remounter.grow(mount, sizeBytes, "asked by root over the advice socket");
+        if (o.result() != RemountOutcome.Result.GROWN) {
+          throw new ProtocolException(o.result() == RemountOutcome.Result.REFUSED ? ProtocolException.REFUSED
+              : ProtocolException.FAILED, o.summary());
+        }
+        return o.summary();
+      }
+
+      @Override
+      public String clean(boolean dryRun) throws ProtocolException {
+        Daemon d = daemon;
+        if (d == null) {
+          throw new ProtocolException(ProtocolException.FAILED, "the daemon is still starting; ask again");
+        }
+        Engine.Pass pass;
+        try {
+          pass = dryRun ? d.dryRunPass() : d.passNow().get(CLEAN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new ProtocolException(ProtocolException.FAILED, "interrupted");
+        } catch (ExecutionException | TimeoutException e) {
+          throw new ProtocolException(ProtocolException.FAILED, "the pass did not complete: " + e.getMessage());
+        }
+        long done = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED
+            || o.result() == ReapOutcome.Result.WOULD_REAP).count();
+        return (pass.dryRun() ? "would reap " : "reaped ") + done + " of " + pass.outcomes().size() + " candidates; "
+            + pass.judgement().plan().blockers().size() + " blockers";
+      }
+    };
+  }
+
+  /** After every pass: fresh advice, and a remount for a mount that has just crossed critical. */
+  void onPass(Engine.Pass pass) {
+    if (service != null) {
+      service.accept(pass.judgement());
+    }
+    Config.Capacity c = config.capacity();
+    for (var r : pass.judgement().mounts()) {
+      ShmMount m = r.mount();
+      if (m.usage() == null) {
+        continue;
+      }
+      double pct = 100 * m.usage().usedFraction();
+      if (pct >= c.critical() && critical.add(m.dev()) && config.remount().enabled()) {
+        remounter.onCritical(m);
+      } else if (pct < c.critical() - c.hysteresis()) {
+        critical.remove(m.dev());
+      }
+    }
+  }
+
+  static Alert alert(RemountOutcome o) {
+    EventKind kind = switch (o.result()) {
+      case GROWN -> EventKind.REMOUNT_GROWN;
+      case REFUSED -> EventKind.REMOUNT_REFUSED;
+      case FAILED -> EventKind.REMOUNT_FAILED;
+    };
+    return Alert.of(kind, o.summary())
+        .with("SHM_MOUNT", o.mount())
+        .with("SHM_SIZE_BEFORE", o.fromBytes())
+        .with("SHM_SIZE_AFTER", o.toBytes())
+        .with("SHM_OPTIONS_BEFORE", o.optionsBefore())
+        .with("SHM_OPTIONS_AFTER", o.optionsAfter())
+        .with("SHM_REASON", o.detail());
+  }
+
+  @Override
+  public void close() throws IOException {
+    if (service != null) {
+      service.close();
+    }
+  }
+}

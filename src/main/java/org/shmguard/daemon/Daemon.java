@@ -1,0 +1,146 @@
+package org.shmguard.daemon;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.quartz.SchedulerException;
+import org.shmguard.config.Config;
+import org.shmguard.engine.Engine;
+import org.shmguard.host.HostPaths;
+import org.shmguard.host.MountDiscovery;
+import org.shmguard.host.ProcessDetails;
+import org.shmguard.model.ProcessInfo;
+import org.shmguard.nativ.Inotify;
+import org.shmguard.nativ.Poll;
+import org.shmguard.policy.CapacityPolicy;
+import org.shmguard.policy.Durations;
+import org.shmguard.systemd.ServiceNotifier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The long-running service: the {@link Engine} pipeline driven by inotify, holder exits and
+ * Quartz schedules on one worker thread, reporting to an {@link AlertSink} and to systemd.
+ *
+ * <pre>{@code
+ * try (Daemon d = Daemon.start(config, HostPaths.system(), JournalAlertSink.choose(), ServiceNotifier.fromEnvironment())) {
+ *   d.awaitStopped(Duration.ofDays(365));
+ * }
+ * }</pre>
+ */
+public final class Daemon implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
+  private final Engine engine;
+  private final Worker worker;
+  private final Thread thread;
+  private final Schedules schedules;
+
+  private Daemon(Engine engine, Worker worker, Thread thread, Schedules schedules) {
+    this.engine = engine;
+    this.worker = worker;
+    this.thread = thread;
+    this.schedules = schedules;
+  }
+
+  /** Starts the worker thread and the schedules; the first pass runs at once. */
+  public static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier) throws IOException {
+    return start(config, paths, sink, notifier, List.of());
+  }
+
+  /**
+   * As above, with listeners told of every pass (the first one included) on the worker thread:
+   * the advice service, metrics, the remount policy. Each must be quick.
+   */
+  public static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
+      List<Consumer<Engine.Pass>> listeners) throws IOException {
+    Config.Daemon d = config.daemon();
+    LOG.info("shmguard starting with {}: sweep every {}, rediscovery every {}, grace {}, patterns {}, deny {}{}; {}",
+        config.source(), Durations.human(d.interval()), Durations.human(d.rediscover()),
+        Durations.human(config.reap().grace()), config.reap().patterns(), config.reap().deny(),
+        config.reap().dryRun() ? ", dry run" : "", sink.describe());
+    Engine engine = Engine.create(config, paths);
+    ProcessDetails details = new ProcessDetails(paths);
+    Config.Capacity c = config.capacity();
+    Poll poll = Poll.create();
+    Worker worker = new Worker(engine,
+        Worker.rediscovery(new MountDiscovery(paths), config.autoDiscover(), config.mountPaths()),
+        new MountWatches(Inotify.open()),
+        new ExitWatches(d.watchHolders(), pid -> {
+          ProcessInfo info = details.read(pid);
+          return info == null ? null : info.startTicks();
+        }),
+        poll, sink, notifier, d.settle(),
+        new CapacityAlerts(new CapacityPolicy(c.warn(), c.critical(), c.hysteresis()), c.topHolders()));
+    listeners.forEach(worker::addListener);
+    Thread thread = new Thread(() -> {
+      try {
+        worker.run();
+      } finally {
+        poll.close();
+      }
+    }, "shmguard-worker");
+    thread.start();
+    try {
+      return new Daemon(engine, worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()));
+    } catch (SchedulerException e) {
+      worker.stop();
+      throw new IOException("cannot start the schedules: " + e.getMessage(), e);
+    }
+  }
+
+  /** What the daemon has done so far. */
+  public DaemonStatus status() {
+    return worker.status();
+  }
+
+  /** True when the worker stopped on an error, not on request: the service should exit non-zero. */
+  public boolean failed() {
+    return worker.failed();
+  }
+
+  /** Asks for a full pass now, as the periodic sweep would. */
+  public void sweepNow() {
+    worker.request(Worker.Request.SWEEP);
+  }
+
+  /** A full pass (reaping included) on the worker thread, with its alerts, as soon as it can run. */
+  public CompletableFuture<Engine.Pass> passNow() {
+    return worker.passNow();
+  }
+
+  /** A pass that decides and reaps nothing, run on the caller's thread; the engine serialises it with the worker's. */
+  public Engine.Pass dryRunPass() {
+    return engine.clean(true);
+  }
+
+  /** Asks for the journal summary now, as its cron schedule would. */
+  public void summaryNow() {
+    worker.request(Worker.Request.SUMMARY);
+  }
+
+  /** Stops the schedules and the worker (which tells systemd STOPPING=1). */
+  public void stop() {
+    schedules.close();
+    worker.stop();
+  }
+
+  /** Waits until the worker has stopped; true if it did within {@code d}. */
+  public boolean awaitStopped(Duration d) throws InterruptedException {
+    return worker.awaitStopped(d);
+  }
+
+  @Override
+  public void close() {
+    stop();
+    try {
+      if (!worker.awaitStopped(Duration.ofSeconds(30))) {
+        LOG.warn("the worker did not stop within 30s");
+      }
+      thread.join(1000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,43 @@
+package org.shmguard.daemon;
+
+import org.shmguard.model.ShmMount;
+import org.shmguard.policy.Judgement;
+import org.shmguard.policy.Verdict;
+
+/**
+ * What the daemon has done so far, after its latest pass: the figures behind systemd's STATUS
+ * line, and what tests and the summary read.
+ *
+ * @param passes passes completed since start
+ * @param reaped segments reaped since start
+ * @param lastPassNanos how long the latest pass (observe, judge, reap with its confirming pass) took
+ * @param last the latest judgement, or null before the first pass
+ */
+public record DaemonStatus(long passes, long reaped, long overflows, int watchedMounts, int watchedHolders,
+    long lastPassNanos, Judgement last) {
+
+  /** One line for systemd's STATUS=: mounts, segments, leaked, reaped, the fullest mount. */
+  public String line() {
+    if (last == null) {
+      return "starting";
+    }
+    long leaked = last.count(Verdict.LEAKED) + last.count(Verdict.FAILED_CREATION);
+    StringBuilder sb = new StringBuilder().append(last.mounts().size()).append(last.mounts().size() == 1 ? " mount, " : " mounts, ")
+        .append(last.segments().size()).append(" segments, ").append(leaked).append(" leaked, ")
+        .append(reaped).append(" reaped since start");
+    ShmMount fullest = null;
+    for (var r : last.mounts()) {
+      var u = r.mount().usage();
+      if (u != null && (fullest == null || u.usedFraction() > fullest.usage().usedFraction())) {
+        fullest = r.mount();
+      }
+    }
+    if (fullest != null) {
+      sb.append(String.format(", fullest %s at %.0f%%", fullest.displayName(), 100 * fullest.usage().usedFraction()));
+    }
+    if (!last.plan().blockers().isEmpty()) {
+      sb.append("; not reaping: the /proc pass is incomplete");
+    }
+    return sb.toString();
+  }
+}

@@ -1,0 +1,102 @@
+package org.shmguard.daemon;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.shmguard.engine.Engine;
+import org.shmguard.model.FileKey;
+import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.Segment;
+import org.shmguard.policy.Assessment;
+import org.shmguard.policy.Verdict;
+import org.shmguard.policy.Durations;
+import org.shmguard.remedy.ReapOutcome;
+
+/**
+ * Turns one pass's reaping into events: each reap with its evidence, each leaked segment that
+ * was not reaped (dry run, a blocked pass, a failure) once, and an incomplete /proc pass once
+ * per stretch of incomplete passes.
+ */
+final class SegmentAlerts {
+  private Set<FileKey> reportedLeaks = new HashSet<>();
+  private Set<FileKey> reportedFailures = new HashSet<>();
+  private boolean blocked;
+
+  void report(Engine.Pass pass, AlertSink sink) {
+    var j = pass.judgement();
+    Set<FileKey> handled = new HashSet<>();
+    Set<FileKey> leaks = new HashSet<>();
+    Set<FileKey> failures = new HashSet<>();
+    for (ReapOutcome o : pass.outcomes()) {
+      Assessment a = o.candidate();
+      FileKey key = a.segment().key();
+      handled.add(key);
+      switch (o.result()) {
+        case REAPED -> sink.emit(describe(EventKind.SEGMENT_REAPED, "reaped", a, o.detail()));
+        case WOULD_REAP -> {
+          leaks.add(key);
+          if (!reportedLeaks.contains(key)) {
+            sink.emit(describe(EventKind.SEGMENT_LEAKED, "leaked (dry run, not reaped)", a, o.detail()));
+          }
+        }
+        case FAILED -> {
+          failures.add(key);
+          if (!reportedFailures.contains(key)) {
+            sink.emit(describe(EventKind.REAP_FAILED, "could not reap", a, o.detail()));
+          }
+        }
+        case SKIPPED -> {
+          // Most skips mean the segment is no longer what was judged (gone, changed, held again);
+          // an incomplete confirming pass leaves a leak in place, which the operator should hear of.
+          if (o.detail().startsWith("the confirming /proc pass was incomplete")) {
+            leaks.add(key);
+            if (!reportedLeaks.contains(key)) {
+              sink.emit(describe(EventKind.SEGMENT_LEAKED, "leaked, not reaped", a, o.detail()));
+            }
+          }
+        }
+      }
+    }
+    List<String> blockers = j.plan().blockers();
+    for (Assessment a : j.segments()) {
+      FileKey key = a.segment().key();
+      if (a.verdict().reapable() && !handled.contains(key)) {
+        leaks.add(key);
+        if (!reportedLeaks.contains(key)) {
+          String why = blockers.isEmpty() ? a.reason() : a.reason() + "; not reaped: " + String.join("; ", blockers);
+          sink.emit(describe(EventKind.SEGMENT_LEAKED, "leaked, not reaped", a, why));
+        }
+      }
+    }
+    if (!blockers.isEmpty() && !blocked) {
+      sink.emit(Alert.of(EventKind.SCAN_INCOMPLETE, "nothing is reaped while the /proc pass is incomplete: "
+          + String.join("; ", blockers)).with("SHM_REASON", String.join("; ", blockers)));
+    }
+    blocked = !blockers.isEmpty();
+    reportedLeaks = leaks;
+    reportedFailures = failures;
+  }
+
+  static Alert describe(EventKind kind, String verb, Assessment a, String why) {
+    Segment s = a.segment();
+    String mount = a.mount() == null ? "?" : a.mount().displayName();
+    Alert alert = Alert.of(kind, verb + " " + mount + "/" + s.displayName() + " (" + s.allocatedBytes() + " bytes, "
+            + a.kind() + ", age " + Durations.human(a.age()) + "): " + why)
+        .with("SHM_MOUNT", mount)
+        .with("SHM_SEGMENT", s.displayName())
+        .with("SHM_BYTES", s.allocatedBytes())
+        .with("SHM_SIZE", s.sizeBytes())
+        .with("SHM_KIND", a.kind())
+        .with("SHM_VERDICT", a.verdict() == Verdict.FAILED_CREATION ? "failed-creation" : a.verdict().label())
+        .with("SHM_AGE_SECONDS", a.age().toSeconds())
+        .with("SHM_REASON", why)
+        .with("SHM_CONTAINER", a.mount() == null ? null : a.mount().container());
+    for (ProcessInfo p : a.lastHolders()) {
+      alert = alert.with("SHM_HOLDER_PID", p.pid()).with("SHM_HOLDER_COMM", p.command());
+      if (a.mount() == null || a.mount().container() == null) {
+        alert = alert.with("SHM_CONTAINER", p.container());
+      }
+    }
+    return alert;
+  }
+}

@@ -1,0 +1,361 @@
+package org.shmguard.daemon;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.BitSet;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.ArrayList;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
+import org.shmguard.engine.Engine;
+import org.shmguard.host.MountDiscovery;
+import org.shmguard.model.Dev;
+import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.ShmMount;
+import org.shmguard.nativ.Poll;
+import org.shmguard.policy.Assessment;
+import org.shmguard.policy.Judgement;
+import org.shmguard.policy.Verdict;
+import org.shmguard.remedy.ReapOutcome;
+import org.shmguard.systemd.ServiceNotifier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The daemon's one worker thread: waits on inotify, holder pidfds and requests at once, runs one
+ * full pass (observe, judge, reap) per burst of triggers, reports what the pass found, and pings
+ * systemd's watchdog. All the work happens here, so a hung pass stops the pings and systemd
+ * restarts the daemon.
+ */
+final class Worker implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
+  /** A holder whose pidfd fired may linger as a zombie until its parent reaps it: look again. */
+  private static final long ZOMBIE_RETRY_START_NANOS = Duration.ofMillis(20).toNanos();
+  private static final long ZOMBIE_RETRY_MAX_NANOS = Duration.ofSeconds(1).toNanos();
+  private static final long ZOMBIE_GIVE_UP_NANOS = Duration.ofSeconds(30).toNanos();
+  private static final int IDLE_WAIT_MS = 60_000;
+
+  enum Request { SWEEP, REDISCOVER, SUMMARY }
+
+  private final Engine engine;
+  private final Rediscovery rediscovery;
+  private final MountWatches mounts;
+  private final ExitWatches exits;
+  private final Poll poll;
+  private final AlertSink sink;
+  private final ServiceNotifier notifier;
+  private final long settleNanos;
+  private final SegmentAlerts segmentAlerts = new SegmentAlerts();
+  private final CapacityAlerts capacityAlerts;
+  private final Set<Request> requests = EnumSet.noneOf(Request.class);
+  private final CountDownLatch done = new CountDownLatch(1);
+  private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
+  private final List<Consumer<Engine.Pass>> listeners = new CopyOnWriteArrayList<>();
+  private final List<CompletableFuture<Engine.Pass>> waiters = new ArrayList<>();
+  private volatile boolean stopping;
+  private volatile boolean failed;
+  private boolean ready;
+  private volatile DaemonStatus status = new DaemonStatus(0, 0, 0, 0, 0, 0, null);
+  private long pendingSince = -1;
+  private long retryAt = -1;
+  private long retryGap = ZOMBIE_RETRY_START_NANOS;
+  private Set<Dev> knownMounts = new HashSet<>();
+
+  /** Looks for the current set of mounts without a full pass. */
+  interface Rediscovery {
+    Set<Dev> mounts();
+  }
+
+  Worker(Engine engine, Rediscovery rediscovery, MountWatches mounts, ExitWatches exits, Poll poll, AlertSink sink,
+      ServiceNotifier notifier, Duration settle, CapacityAlerts capacityAlerts) {
+    this.engine = engine;
+    this.rediscovery = rediscovery;
+    this.mounts = mounts;
+    this.exits = exits;
+    this.poll = poll;
+    this.sink = sink;
+    this.notifier = notifier;
+    this.settleNanos = settle.toNanos();
+    this.capacityAlerts = capacityAlerts;
+  }
+
+  static Rediscovery rediscovery(MountDiscovery discovery, boolean auto, List<String> configured) {
+    return () -> {
+      Set<Dev> devs = new HashSet<>();
+      discovery.discover(auto, configured).mounts().forEach(m -> devs.add(m.dev()));
+      return devs;
+    };
+  }
+
+  /** Asks for work from another thread (Quartz); the worker does it on its own thread. */
+  void request(Request r) {
+    synchronized (requests) {
+      requests.add(r);
+    }
+    poll.wake();
+  }
+
+  /** Called on the worker thread after every pass; it must be quick and must not throw. */
+  void addListener(Consumer<Engine.Pass> listener) {
+    listeners.add(listener);
+  }
+
+  /** A full pass on the worker thread as soon as it can run, and its result. */
+  CompletableFuture<Engine.Pass> passNow() {
+    CompletableFuture<Engine.Pass> f = new CompletableFuture<>();
+    synchronized (waiters) {
+      waiters.add(f);
+    }
+    request(Request.SWEEP);
+    return f;
+  }
+
+  void stop() {
+    stopping = true;
+    poll.wake();
+  }
+
+  boolean awaitStopped(Duration d) throws InterruptedException {
+    return done.await(d.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
+  /** True when the loop ended on an error rather than a stop request. */
+  boolean failed() {
+    return failed;
+  }
+
+  DaemonStatus status() {
+    return status;
+  }
+
+  @Override
+  public void run() {
+    try {
+      passSafely();
+      notifier.ready(status.line());
+      ready = true;
+      while (!stopping) {
+        waitAndHandle();
+      }
+    } catch (IOException | RuntimeException e) {
+      failed = true;
+      LOG.error("the worker loop failed: {}", e.toString(), e);
+    } finally {
+      failWaiters(new IllegalStateException("the daemon is stopping"));
+      notifier.stopping();
+      exits.close();
+      mounts.close();
+      done.countDown();
+    }
+  }
+
+  private void waitAndHandle() throws IOException {
+    int[][] holders = exits.snapshot();
+    int[] fds = new int[holders[1].length + 1];
+    fds[0] = mounts.fd();
+    System.arraycopy(holders[1], 0, fds, 1, holders[1].length);
+    BitSet ready = poll.await(fds, timeoutMs(System.nanoTime()));
+    long now = System.nanoTime();
+    if (ready.get(0)) {
+      MountWatches.Drained d = mounts.drain();
+      if (d.events() > 0) {
+        due(now);
+      }
+    }
+    for (int i = 0; i < holders[0].length; i++) {
+      if (ready.get(i + 1)) {
+        int pid = holders[0][i];
+        exits.exited(pid);
+        zombies.putIfAbsent(pid, now);
+        LOG.debug("holder {} exited", pid);
+        due(now - settleNanos); // a death needs no settling: reap what it left at once
+      }
+    }
+    for (Request r : takeRequests()) {
+      switch (r) {
+        case SWEEP -> due(now - settleNanos);
+        case REDISCOVER -> {
+          if (!rediscovery.mounts().equals(knownMounts)) {
+            due(now - settleNanos);
+          }
+        }
+        case SUMMARY -> summary();
+      }
+    }
+    now = System.nanoTime();
+    boolean settled = pendingSince >= 0 && now - pendingSince >= settleNanos;
+    boolean retry = retryAt >= 0 && now >= retryAt;
+    if (settled || retry) {
+      passSafely();
+    }
+    if (notifier.watchdogDue(System.nanoTime())) {
+      notifier.watchdog(System.nanoTime());
+    }
+  }
+
+  private void due(long at) {
+    if (pendingSince < 0 || at < pendingSince) {
+      pendingSince = at;
+    }
+  }
+
+  private int timeoutMs(long now) {
+    long wait = Long.MAX_VALUE;
+    if (pendingSince >= 0) {
+      wait = Math.min(wait, pendingSince + settleNanos - now);
+    }
+    if (retryAt >= 0) {
+      wait = Math.min(wait, retryAt - now);
+    }
+    Duration wd = notifier.watchdogPeriod();
+    if (wd != null) {
+      wait = Math.min(wait, wd.toNanos());
+    }
+    if (wait == Long.MAX_VALUE) {
+      return IDLE_WAIT_MS;
+    }
+    return (int) Math.max(0, Math.min(IDLE_WAIT_MS, (wait + 999_999) / 1_000_000));
+  }
+
+  private Set<Request> takeRequests() {
+    synchronized (requests) {
+      Set<Request> taken = requests.isEmpty() ? Set.of() : EnumSet.copyOf(requests);
+      requests.clear();
+      return taken;
+    }
+  }
+
+  private void passSafely() {
+    pendingSince = -1;
+    retryAt = -1;
+    try {
+      pass();
+    } catch (RuntimeException e) {
+      LOG.error("a pass failed ({}); the next trigger or sweep tries again", e.toString(), e);
+    }
+  }
+
+  private void pass() {
+    List<CompletableFuture<Engine.Pass>> served;
+    synchronized (waiters) {
+      served = new ArrayList<>(waiters);
+      waiters.clear();
+    }
+    long started = System.nanoTime();
+    Engine.Pass pass;
+    try {
+      pass = engine.clean(false);
+    } catch (RuntimeException e) {
+      served.forEach(f -> f.completeExceptionally(e));
+      throw e;
+    }
+    long took = System.nanoTime() - started;
+    Judgement j = pass.judgement();
+    for (String w : j.snapshot().warnings()) {
+      LOG.debug("{}", w);
+    }
+    reportMounts(j);
+    capacityAlerts.report(j, sink);
+    segmentAlerts.report(pass, sink);
+    long reapedNow = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
+    if (mounts.sync(j.snapshot().mounts())) {
+      due(System.nanoTime() - settleNanos); // files created before a new watch existed: look once more
+    }
+    if (exits.sync(heldByWatchedPids(j))) {
+      due(System.nanoTime() - settleNanos);
+    }
+    trackZombies(j);
+    DaemonStatus before = status;
+    status = new DaemonStatus(before.passes() + 1, before.reaped() + reapedNow, mounts.overflows(), mounts.size(),
+        exits.size(), took, j);
+    LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
+        status.line());
+    if (ready) {
+      notifier.status(status.line());
+    }
+    for (Consumer<Engine.Pass> l : listeners) {
+      try {
+        l.accept(pass);
+      } catch (RuntimeException e) {
+        LOG.error("a pass listener failed: {}", e.toString(), e);
+      }
+    }
+    served.forEach(f -> f.complete(pass));
+  }
+
+  private void failWaiters(RuntimeException why) {
+    synchronized (waiters) {
+      waiters.forEach(f -> f.completeExceptionally(why));
+      waiters.clear();
+    }
+  }
+
+  /** Holders of visible segments that a pattern lets shmguard reap: the exits worth waiting for. */
+  private static Map<Integer, ProcessInfo> heldByWatchedPids(Judgement j) {
+    Map<Integer, ProcessInfo> pids = new HashMap<>();
+    for (Assessment a : j.segments()) {
+      if (a.verdict() == Verdict.HELD) {
+        for (var h : a.holders()) {
+          ProcessInfo info = j.snapshot().processes().get(h.pid());
+          if (info != null) {
+            pids.putIfAbsent(h.pid(), info);
+          }
+        }
+      }
+    }
+    return pids;
+  }
+
+  /** Exited holders still listed in /proc (zombies) get another pass soon, with backoff. */
+  private void trackZombies(Judgement j) {
+    long now = System.nanoTime();
+    zombies.entrySet().removeIf(e -> !j.snapshot().isAlive(e.getKey()) || now - e.getValue() > ZOMBIE_GIVE_UP_NANOS);
+    if (zombies.isEmpty()) {
+      retryGap = ZOMBIE_RETRY_START_NANOS;
+      return;
+    }
+    retryAt = now + retryGap;
+    retryGap = Math.min(ZOMBIE_RETRY_MAX_NANOS, retryGap * 2);
+  }
+
+  private void reportMounts(Judgement j) {
+    Set<Dev> now = new HashSet<>();
+    for (ShmMount m : j.snapshot().mounts()) {
+      now.add(m.dev());
+      if (!knownMounts.contains(m.dev())) {
+        sink.emit(Alert.of(EventKind.MOUNT_ADDED, "watching " + m.displayName() + " (" + m.origin() + ", device "
+            + m.dev() + ")").with("SHM_MOUNT", m.displayName()).with("SHM_CONTAINER", m.container()));
+      }
+    }
+    for (Dev d : knownMounts) {
+      if (!now.contains(d)) {
+        var prev = status.last() == null ? null : status.last().snapshot().mount(d);
+        String name = prev == null ? "device " + d : prev.displayName();
+        sink.emit(Alert.of(EventKind.MOUNT_REMOVED, "no longer watching " + name + ": it went away")
+            .with("SHM_MOUNT", name).with("SHM_CONTAINER", prev == null ? null : prev.container()));
+      }
+    }
+    knownMounts = now;
+  }
+
+  private void summary() {
+    Judgement j = status.last();
+    if (j == null) {
+      return;
+    }
+    for (var r : j.mounts()) {
+      var u = r.mount().usage();
+      double pct = u == null ? 0 : 100 * u.usedFraction();
+      sink.emit(capacityAlerts.mountAlert(EventKind.SUMMARY, r, j.snapshot(), pct,
+          String.format("summary: %s is %.0f%% full (%s)", r.mount().displayName(), pct,
+              capacityAlerts.level(r.mount().dev()).label())).with("SHM_REAPED_TOTAL", status.reaped()));
+    }
+  }
+}

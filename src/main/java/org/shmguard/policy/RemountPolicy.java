@@ -1,0 +1,59 @@
+package org.shmguard.policy;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * Whether to grow a tmpfs, and to what size: off unless enabled, grow only, never below what is
+ * used, never above the cap, at most once per cooldown per mount. Pure: the sizes, the memory
+ * and the time come in.
+ *
+ * <pre>{@code
+ * RemountPolicy.Decision d = policy.decide(size, used, null, ramBytes, lastRemount, now);
+ * if (d.grow()) { ... remount to d.toBytes() ... }
+ * }</pre>
+ */
+public record RemountPolicy(boolean enabled, SizeSpec target, SizeSpec max, Duration cooldown) {
+  /** tmpfs sizes are whole pages; sizes are rounded down to this so the cap holds. */
+  public static final long PAGE = 4096;
+
+  public RemountPolicy {
+    Objects.requireNonNull(target, "target");
+    Objects.requireNonNull(max, "max");
+    Objects.requireNonNull(cooldown, "cooldown");
+  }
+
+  /** Grow from {@code fromBytes} to {@code toBytes}, or not, and why in words. */
+  public record Decision(boolean grow, long fromBytes, long toBytes, String reason) {}
+
+  /**
+   * @param requested bytes root asked for, or null for the configured target
+   * @param lastRemount when this mount was last remounted (or tried), or null
+   */
+  public Decision decide(long sizeBytes, long usedBytes, Long requested, long ramBytes, Instant lastRemount, Instant now) {
+    if (!enabled) {
+      return new Decision(false, sizeBytes, sizeBytes, "remounting is off (remount.enabled: false)");
+    }
+    if (lastRemount != null && now.isBefore(lastRemount.plus(cooldown))) {
+      return new Decision(false, sizeBytes, sizeBytes, "it was remounted " + Durations.human(Duration.between(lastRemount, now))
+          + " ago; remount.cooldown is " + Durations.human(cooldown));
+    }
+    long cap = max.resolve(ramBytes) / PAGE * PAGE;
+    long want = requested != null ? requested : target.resolve(ramBytes);
+    String capped = "";
+    if (want > cap) {
+      capped = " (capped from " + want + " by remount.maxSize " + max + ")";
+      want = cap;
+    }
+    want = want / PAGE * PAGE;
+    if (want <= sizeBytes) {
+      return new Decision(false, sizeBytes, sizeBytes, "a remount only grows: " + want + " bytes" + capped
+          + " is not above the current size " + sizeBytes);
+    }
+    if (want < usedBytes) {
+      return new Decision(false, sizeBytes, sizeBytes, want + " bytes is below the " + usedBytes + " in use");
+    }
+    return new Decision(true, sizeBytes, want, "grow from " + sizeBytes + " to " + want + " bytes" + capped);
+  }
+}

@@ -1,0 +1,20 @@
+package org.shmguard.remedy;
+
+/**
+ * What one remount request came to, with the mount's options before and after as mountinfo
+ * showed them.
+ */
+public record RemountOutcome(Result result, String mount, long fromBytes, long toBytes, String detail,
+    String optionsBefore, String optionsAfter) {
+
+  public enum Result { GROWN, REFUSED, FAILED }
+
+  /** One line for a log, a socket reply or a journal MESSAGE. */
+  public String summary() {
+    return switch (result) {
+      case GROWN -> "grew " + mount + " from " + fromBytes + " to " + toBytes + " bytes; options now " + optionsAfter;
+      case REFUSED -> "did not remount " + mount + ": " + detail;
+      case FAILED -> "failed to remount " + mount + ": " + detail;
+    };
+  }
+}

@@ -1,0 +1,164 @@
+package org.shmguard.advice;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.shmguard.engine.Engine;
+import org.shmguard.host.HostPaths;
+import org.shmguard.policy.Judgement;
+import org.shmguard.testing.Sandbox;
+import org.shmguard.testing.TestConfig;
+
+/**
+ * packaging/bin/shmguard-launch for real: a real daemon socket (or none, or one that never
+ * answers), the real `shmguard advise` in its own JVM, and a real command whose arguments,
+ * environment and exit status the test reads back.
+ */
+class LaunchWrapperTest {
+  private static final Path WRAPPER = Path.of("packaging/bin/shmguard-launch").toAbsolutePath();
+  /** Prints each argument in brackets and the two NCCL variables, then exits 7. */
+  private static final List<String> PROBE = List.of("/bin/sh", "-c",
+      "for a in \"$@\"; do printf '[%s]\\n' \"$a\"; done; echo \"SHM=${NCCL_SHM_DISABLE-unset}\";"
+          + " echo \"CUMEM=${NCCL_CUMEM_HOST_ENABLE-unset}\"; exit 7",
+      "probe", "two words", "it's", "\"quoted\"", "", "$HOME", "-*");
+
+  private Path dir;
+  private Path socket;
+  private AdviceServer server;
+
+  @BeforeEach
+  void setUp() throws IOException {
+    Sandbox.require();
+    dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "launch-");
+    socket = dir.resolve("advice.sock");
+    Path bin = Files.createDirectories(dir.resolve("bin"));
+    Path shmguard = bin.resolve("shmguard");
+    Files.writeString(shmguard, "#!/bin/sh\nexec '" + Sandbox.javaBinary() + "' -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp '"
+        + System.getProperty("java.class.path") + "' org.shmguard.cli.Main \"$@\"\n");
+    Files.setPosixFilePermissions(shmguard, PosixFilePermissions.fromString("rwxr-xr-x"));
+  }
+
+  @AfterEach
+  void tearDown() throws IOException {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private void startDaemon() throws IOException {
+    // The sandbox's private /dev/shm (64 MB), watched as the daemon would watch it.
+    Judgement j = Engine.create(TestConfig.load(TestConfig.write("mounts: [/dev/shm]\nreap:\n  requireHostPidNamespace: false\n")),
+        HostPaths.system()).judge();
+    AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
+        AdviceResponder.UsageProbe.statvfs(), HostActions.none());
+    server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
+  }
+
+  @Test
+  void withTheDaemonUpItSetsTheAdviceAndKeepsArgumentsAndExitStatus() throws Exception {
+    startDaemon();
+
+    Run r = launch(Map.of(), "--local-ranks", "4", "--nccl-version", "2.21.5", "--");
+
+    assertThat(r.status).as(r.err).isEqualTo(7);
+    assertThat(r.out.lines()).containsExactly("[two words]", "[it's]", "[\"quoted\"]", "[]", "[$HOME]", "[-*]",
+        "SHM=1", "CUMEM=unset");
+    assertThat(r.err.lines()).hasSize(1);
+    assertThat(r.err).startsWith("shmguard-launch: set NCCL_SHM_DISABLE=1 [advice: shm-disable]: 4 local ranks of NCCL 2.21.5 need");
+  }
+
+  @Test
+  void theUsersOwnSettingWins() throws Exception {
+    startDaemon();
+
+    Run r = launch(Map.of("NCCL_SHM_DISABLE", "0"), "--local-ranks", "4", "--nccl-version", "2.21.5");
+
+    assertThat(r.status).isEqualTo(7);
+    assertThat(r.out).contains("SHM=0\n");
+    assertThat(r.err).startsWith("shmguard-launch: set nothing (kept your own NCCL_SHM_DISABLE) [advice: shm-disable]");
+  }
+
+  @Test
+  void withTheDaemonDownTheCommandRunsUnchanged() throws Exception {
+    Run r = launch(Map.of(), "--local-ranks", "4");
+
+    assertThat(r.status).isEqualTo(7);
+    assertThat(r.out.lines()).containsExactly("[two words]", "[it's]", "[\"quoted\"]", "[]", "[$HOME]", "[-*]",
+        "SHM=unset", "CUMEM=unset");
+    assertThat(r.err).isEqualTo("shmguard-launch: no advice from the shmguard daemon (not running, not reachable or too slow); running the command unchanged\n");
+  }
+
+  @Test
+  void aDaemonThatNeverAnswersIsNotWaitedForLong() throws Exception {
+    // Bound and listening, but nobody accepts: connect works, no reply ever comes.
+    try (ServerSocketChannel mute = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      mute.bind(UnixDomainSocketAddress.of(socket));
+
+      Run r = launch(Map.of(), "--local-ranks", "4");
+
+      assertThat(r.status).isEqualTo(7);
+      assertThat(r.out).contains("SHM=unset");
+      assertThat(r.err).contains("running the command unchanged");
+    } finally {
+      Files.deleteIfExists(socket);
+    }
+  }
+
+  @Test
+  void theWrapperIsPosixShAndShellcheckClean() {
+    assumeTrue(Files.isExecutable(Path.of("/usr/bin/shellcheck")), "needs shellcheck (.ci/run installs it)");
+
+    org.shmguard.testing.Cmd.Result r = org.shmguard.testing.Cmd.exec("shellcheck", "--shell=sh", "--severity=style", WRAPPER.toString());
+
+    assertThat(r.status()).as(r.out() + r.err()).isZero();
+  }
+
+  @Test
+  void noCommandIsAUsageError() throws Exception {
+    Run r = launch(Map.of(), List.of("--local-ranks", "4"));
+
+    assertThat(r.status).isEqualTo(2);
+    assertThat(r.err).contains("no command given");
+  }
+
+  private record Run(int status, String out, String err) {}
+
+  private Run launch(Map<String, String> env, String... options) throws Exception {
+    List<String> args = new ArrayList<>(List.of(options));
+    args.addAll(PROBE);
+    return launch(env, args);
+  }
+
+  private Run launch(Map<String, String> env, List<String> args) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(WRAPPER.toString()));
+    cmd.addAll(args);
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    pb.environment().remove("NCCL_SHM_DISABLE");
+    pb.environment().remove("NCCL_CUMEM_HOST_ENABLE");
+    pb.environment().put("PATH", dir.resolve("bin") + ":/usr/bin:/bin");
+    pb.environment().put("SHMGUARD_ADVICE_SOCKET", socket.toString());
+    pb.environment().putAll(env);
+    pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    Process p = pb.start();
+    byte[] out = p.getInputStream().readAllBytes();
+    byte[] err = p.getErrorStream().readAllBytes();
+    assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+    return new Run(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
+  }
+}

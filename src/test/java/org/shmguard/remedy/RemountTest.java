@@ -1,0 +1,137 @@
+package org.shmguard.remedy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.shmguard.engine.Engine;
+import org.shmguard.host.HostPaths;
+import org.shmguard.host.MountEntry;
+import org.shmguard.model.MountOrigin;
+import org.shmguard.model.ShmMount;
+import org.shmguard.policy.RemountPolicy;
+import org.shmguard.policy.SizeSpec;
+import org.shmguard.testing.Holder;
+import org.shmguard.testing.TestConfig;
+import org.shmguard.testing.TmpfsMount;
+
+/** Remounts of real tmpfs instances, checked in mountinfo: grown with every option kept, or refused. */
+class RemountTest {
+  private static final long MIB = 1L << 20;
+  private static final String OPTIONS = "size=1m,mode=1770,uid=65534,gid=65534,nr_inodes=1000,nosuid,nodev,noexec";
+  private TmpfsMount shm;
+
+  @BeforeEach
+  void mount() {
+    shm = TmpfsMount.create(OPTIONS);
+  }
+
+  @AfterEach
+  void unmount() {
+    shm.close();
+  }
+
+  @Test
+  void growsToTheTargetKeepingEveryOtherOption() throws IOException {
+    Remounter r = remounter(4 * MIB, 8 * MIB, Duration.ofHours(1));
+    java.util.List<RemountOutcome> told = new java.util.ArrayList<>();
+    r.onOutcome(told::add);
+
+    RemountOutcome o = r.grow(watched(), null, "test");
+
+    assertThat(o.result()).as(o.detail()).isEqualTo(RemountOutcome.Result.GROWN);
+    MountEntry e = mountinfo(Path.of("/proc/self/mountinfo"), shm.path().toString());
+    assertThat(e.mountOptions().split(",")).contains("rw", "nosuid", "nodev", "noexec");
+    assertThat(e.superOptions().split(",")).contains("size=4096k", "nr_inodes=1000", "mode=1770", "uid=65534", "gid=65534");
+    assertThat(o.toBytes()).isEqualTo(4 * MIB);
+    assertThat(told).containsExactly(o);
+    assertThat(o.optionsBefore()).contains("size=1024k", "nosuid");
+    assertThat(o.optionsAfter()).contains("size=4096k", "nosuid", "mode=1770");
+  }
+
+  @Test
+  void aShrinkIsRefusedAndNothingChanges() throws IOException {
+    RemountOutcome o = remounter(4 * MIB, 8 * MIB, Duration.ZERO).grow(watched(), 512 * 1024L, "test");
+
+    assertThat(o.result()).isEqualTo(RemountOutcome.Result.REFUSED);
+    assertThat(o.detail()).contains("only grows");
+    assertThat(mountinfo(Path.of("/proc/self/mountinfo"), shm.path().toString()).superOptions()).contains("size=1024k");
+  }
+
+  @Test
+  void theCapHoldsWhateverIsAsked() throws IOException {
+    RemountOutcome o = remounter(4 * MIB, 8 * MIB, Duration.ZERO).grow(watched(), 64 * MIB, "test");
+
+    assertThat(o.result()).isEqualTo(RemountOutcome.Result.GROWN);
+    assertThat(o.detail()).contains("capped");
+    assertThat(mountinfo(Path.of("/proc/self/mountinfo"), shm.path().toString()).superOptions()).contains("size=8192k");
+  }
+
+  @Test
+  void aSecondGrowWithinTheCooldownIsRefused() throws IOException {
+    Remounter r = remounter(4 * MIB, 64 * MIB, Duration.ofHours(1));
+    assertThat(r.grow(watched(), null, "first").result()).isEqualTo(RemountOutcome.Result.GROWN);
+
+    RemountOutcome second = r.grow(watched(), 16 * MIB, "second");
+
+    assertThat(second.result()).isEqualTo(RemountOutcome.Result.REFUSED);
+    assertThat(second.detail()).contains("remount.cooldown is 1h");
+    assertThat(mountinfo(Path.of("/proc/self/mountinfo"), shm.path().toString()).superOptions()).contains("size=4096k");
+  }
+
+  @Test
+  void nothingIsRemountedWhenRemountIsOff() throws IOException {
+    Remounter off = new Remounter(new RemountPolicy(false, SizeSpec.ofBytes(4 * MIB), SizeSpec.ofBytes(8 * MIB), Duration.ZERO),
+        HostPaths.system(), 1L << 34, Clock.systemUTC());
+
+    RemountOutcome o = off.onCritical(watched());
+
+    assertThat(o.result()).isEqualTo(RemountOutcome.Result.REFUSED);
+    assertThat(o.detail()).contains("remount.enabled: false");
+  }
+
+  @Test
+  void aTmpfsOnlyInAContainersNamespaceGrowsThroughNsenter() throws IOException {
+    try (Holder c = Holder.startInContainer("size=1m,mode=1770,nr_inodes=500,nosuid,nodev", "create-map:4096", "/dev/shm/nccl-Cnt001")) {
+      Path cfg = TestConfig.write("mounts: [auto]\nreap:\n  requireHostPidNamespace: false\n");
+      ShmMount m = Engine.create(TestConfig.load(cfg), HostPaths.system()).judge().snapshot().mounts().stream()
+          .filter(x -> x.origin() == MountOrigin.NAMESPACE && x.pids().contains(c.pid())).findFirst().orElseThrow();
+      assertThat(m.path()).startsWith("/proc/");
+
+      RemountOutcome o = remounter(4 * MIB, 8 * MIB, Duration.ZERO).grow(m, null, "test");
+
+      assertThat(o.result()).as(o.detail()).isEqualTo(RemountOutcome.Result.GROWN);
+      MountEntry e = mountinfo(Path.of("/proc/" + c.pid() + "/mountinfo"), "/dev/shm");
+      assertThat(e.superOptions().split(",")).contains("size=4096k", "mode=1770", "nr_inodes=500");
+      assertThat(e.mountOptions().split(",")).contains("nosuid", "nodev");
+      // the sandbox's own /dev/shm is another tmpfs and stays as it was
+      assertThat(mountinfo(Path.of("/proc/self/mountinfo"), "/dev/shm").superOptions()).contains("size=65536k");
+    }
+  }
+
+  private Remounter remounter(long target, long max, Duration cooldown) {
+    return new Remounter(new RemountPolicy(true, SizeSpec.ofBytes(target), SizeSpec.ofBytes(max), cooldown),
+        HostPaths.system(), 1L << 34, Clock.systemUTC());
+  }
+
+  private ShmMount watched() {
+    return Engine.create(TestConfig.load(TestConfig.watching(shm.path(), "2m")), HostPaths.system()).judge().snapshot().mounts().get(0);
+  }
+
+  private static MountEntry mountinfo(Path file, String mountPoint) throws IOException {
+    MountEntry last = null;
+    for (MountEntry e : MountEntry.parseAll(Files.readString(file))) {
+      if (e.mountPoint().equals(mountPoint)) {
+        last = e;
+      }
+    }
+    assertThat(last).as("a mount at " + mountPoint + " in " + file).isNotNull();
+    return last;
+  }
+}
