@@ -57,6 +57,7 @@ public final class HolderScanner {
     int processes = 0;
     int vanished = 0;
     FileStat statBuffer = posix.newStatBuffer();
+    ReadBuffer mapsBuffer = new ReadBuffer();
     List<Integer> pids;
     try {
       pids = listPids();
@@ -64,19 +65,29 @@ public final class HolderScanner {
       return new HolderPass(HolderIndex.empty(), live, List.of("cannot list " + paths.proc() + ": " + e.getMessage()), 0, 0);
     }
     for (int pid : pids) {
-      live.set(pid);
       processes++;
       if (wanted.length == 0) {
+        live.set(pid);
         continue;
       }
       String pidName = Integer.toString(pid);
       try {
-        boolean mapsRead = readMaps(pid, paths.proc(pidName, "maps"), wanted, index);
-        boolean fdsRead = mapsRead && readFds(pid, paths.proc(pidName, "fd"), wanted, index, statBuffer);
-        if (!fdsRead) {
+        if (!readMaps(pid, paths.proc(pidName, "maps"), wanted, index, mapsBuffer)) {
           vanished++;
+          continue;
+        }
+        if (mapsBuffer.length() == 0) {
+          // No address space: a zombie (exited, not yet reaped by its parent) or a kernel thread.
+          // It holds nothing and never will; for "has every holder exited" it counts as gone.
+          continue;
+        }
+        live.set(pid);
+        if (!readFds(pid, paths.proc(pidName, "fd"), wanted, index, statBuffer)) {
+          vanished++;
+          live.clear(pid);
         }
       } catch (AccessDeniedException e) {
+        live.set(pid); // unknown, so assumed alive
         denied.computeIfAbsent(reason(e), k -> new ArrayList<>()).add(pid);
       }
     }
@@ -100,13 +111,12 @@ public final class HolderScanner {
   }
 
   /** Reads one maps file; false if the process has gone. */
-  private static boolean readMaps(int pid, Path maps, long[] wanted, HolderIndex.Builder index)
+  private static boolean readMaps(int pid, Path maps, long[] wanted, HolderIndex.Builder index, ReadBuffer buf)
       throws AccessDeniedException {
-    String text = ProcFiles.readOrNull(maps);
-    if (text == null) {
+    if (!buf.fill(maps)) {
       return false;
     }
-    MapsParser.forEachMatch(text, wanted, (dev, ino, length, path) -> {
+    MapsParser.forEachMatch(buf.bytes(), buf.length(), wanted, (dev, ino, length, path) -> {
       boolean deleted = path.endsWith(" (deleted)");
       index.add(new FileKey(dev, ino), new HolderRef(pid, Access.MAP, path, deleted, length));
     });

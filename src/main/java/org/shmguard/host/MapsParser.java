@@ -1,9 +1,11 @@
 package org.shmguard.host;
 
+import java.nio.charset.StandardCharsets;
 import org.shmguard.model.Dev;
 
 /**
- * Parses /proc/PID/maps without allocating for the lines that do not concern us.
+ * Parses /proc/PID/maps without allocating for the lines that do not concern us: it reads the raw
+ * bytes (no decoding of the whole file into a String) and makes a String only of a matching path.
  * A line: {@code 7f3a00000000-7f3a00932000 rw-s 00000000 00:1a 123456   /dev/shm/nccl-Ab12Cd (deleted)}.
  */
 final class MapsParser {
@@ -14,28 +16,33 @@ final class MapsParser {
   private MapsParser() {}
 
   static void forEachMatch(String text, long[] wanted, Match match) {
-    int n = text.length();
+    byte[] b = text.getBytes(StandardCharsets.UTF_8);
+    forEachMatch(b, b.length, wanted, match);
+  }
+
+  /** Each mapping in the first {@code length} bytes of {@code b} whose device is one of {@code wanted}. */
+  static void forEachMatch(byte[] b, int length, long[] wanted, Match match) {
     int pos = 0;
-    while (pos < n) {
-      int eol = text.indexOf('\n', pos);
-      if (eol < 0) {
-        eol = n;
+    while (pos < length) {
+      int eol = pos;
+      while (eol < length && b[eol] != '\n') {
+        eol++;
       }
-      parseLine(text, pos, eol, wanted, match);
+      parseLine(b, pos, eol, wanted, match);
       pos = eol + 1;
     }
   }
 
-  private static void parseLine(String s, int start, int end, long[] wanted, Match match) {
+  private static void parseLine(byte[] s, int start, int end, long[] wanted, Match match) {
     int i = start;
     long lo = 0;
-    while (i < end && s.charAt(i) != '-') {
-      lo = (lo << 4) | hex(s.charAt(i++));
+    while (i < end && s[i] != '-') {
+      lo = (lo << 4) | hex(s[i++]);
     }
     i++;
     long hi = 0;
-    while (i < end && s.charAt(i) != ' ') {
-      hi = (hi << 4) | hex(s.charAt(i++));
+    while (i < end && s[i] != ' ') {
+      hi = (hi << 4) | hex(s[i++]);
     }
     i = skipField(s, i, end); // to perms
     i = skipField(s, i, end); // to offset
@@ -44,46 +51,46 @@ final class MapsParser {
       return;
     }
     long major = 0;
-    while (i < end && s.charAt(i) != ':') {
-      major = (major << 4) | hex(s.charAt(i++));
+    while (i < end && s[i] != ':') {
+      major = (major << 4) | hex(s[i++]);
     }
     i++;
     long minor = 0;
-    while (i < end && s.charAt(i) != ' ') {
-      minor = (minor << 4) | hex(s.charAt(i++));
+    while (i < end && s[i] != ' ') {
+      minor = (minor << 4) | hex(s[i++]);
     }
     long key = (major << 32) | (minor & 0xffffffffL);
     if (!HolderScanner.contains(wanted, key)) {
       return;
     }
-    while (i < end && s.charAt(i) == ' ') {
+    while (i < end && s[i] == ' ') {
       i++;
     }
     long ino = 0;
-    while (i < end && s.charAt(i) >= '0' && s.charAt(i) <= '9') {
-      ino = ino * 10 + (s.charAt(i++) - '0');
+    while (i < end && s[i] >= '0' && s[i] <= '9') {
+      ino = ino * 10 + (s[i++] - '0');
     }
     if (ino == 0) {
       return;
     }
-    while (i < end && s.charAt(i) == ' ') {
+    while (i < end && s[i] == ' ') {
       i++;
     }
-    match.accept(Dev.of((int) major, (int) minor), ino, hi - lo, s.substring(i, end));
+    match.accept(Dev.of((int) major, (int) minor), ino, hi - lo, new String(s, i, end - i, StandardCharsets.UTF_8));
   }
 
   /** From inside a field, to the first character of the next one. */
-  private static int skipField(String s, int i, int end) {
-    while (i < end && s.charAt(i) != ' ') {
+  private static int skipField(byte[] s, int i, int end) {
+    while (i < end && s[i] != ' ') {
       i++;
     }
-    while (i < end && s.charAt(i) == ' ') {
+    while (i < end && s[i] == ' ') {
       i++;
     }
     return i;
   }
 
-  private static int hex(char c) {
+  private static int hex(byte c) {
     if (c >= '0' && c <= '9') {
       return c - '0';
     }

@@ -1,13 +1,33 @@
 package org.shmguard.host;
 
 import java.nio.file.AccessDeniedException;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.nativ.Posix;
 
-/** Reads who a process is: command, uid and user, start time, container. Only for the few holders. */
+/**
+ * Reads who a process is: command, uid and user, start time, container. Only for the few holders.
+ *
+ * <p>Every read takes /proc/PID/stat (command and start time). The uid and the container, from
+ * /proc/PID/status and /proc/PID/cgroup, are read once per process: while a pid shows the same start
+ * time and command, it is the same process that was read before, and the daemon, which asks about
+ * the same holders pass after pass, reads one small file per holder instead of three. (A process
+ * that changes its uid or cgroup without exec keeps the labels it first had; labels are for people,
+ * and no verdict rests on them.)
+ */
 public final class ProcessDetails {
+  /** Enough for every holder on a large host; the least recently asked about go first. */
+  private static final int REMEMBERED = 8192;
+
   private final HostPaths paths;
   private final Posix posix;
+  private final Map<Integer, ProcessInfo> seen = new LinkedHashMap<>(256, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<Integer, ProcessInfo> eldest) {
+      return size() > REMEMBERED;
+    }
+  };
 
   public ProcessDetails(HostPaths paths) {
     this(paths, Posix.get());
@@ -19,20 +39,32 @@ public final class ProcessDetails {
   }
 
   /** Details of {@code pid}, or null if it has gone. */
-  public ProcessInfo read(int pid) {
+  public synchronized ProcessInfo read(int pid) {
     String p = Integer.toString(pid);
     try {
       String stat = ProcFiles.readOrNull(paths.proc(p, "stat"));
-      String status = ProcFiles.readOrNull(paths.proc(p, "status"));
-      if (stat == null || status == null) {
+      if (stat == null) {
+        seen.remove(pid);
         return null;
       }
-      String comm = ProcFiles.readOrNull(paths.proc(p, "comm"));
+      // The command in stat is the one /proc/PID/comm shows (the task's comm), in parentheses.
+      String comm = commFromStat(stat);
+      long start = startTicks(stat);
+      ProcessInfo known = seen.get(pid);
+      if (known != null && known.startTicks() == start && start >= 0 && known.command().equals(comm)) {
+        return known;
+      }
+      String status = ProcFiles.readOrNull(paths.proc(p, "status"));
+      if (status == null) {
+        seen.remove(pid);
+        return null;
+      }
       String cgroup = ProcFiles.readOrNull(paths.proc(p, "cgroup"));
       int uid = parseUid(status);
       String user = uid < 0 ? null : posix.userName(uid).orElse(null);
-      return new ProcessInfo(pid, comm == null ? commFromStat(stat) : comm.strip(), uid, user,
-          ContainerLabel.fromCgroupFile(cgroup), startTicks(stat));
+      ProcessInfo info = new ProcessInfo(pid, comm, uid, user, ContainerLabel.fromCgroupFile(cgroup), start);
+      seen.put(pid, info);
+      return info;
     } catch (AccessDeniedException e) {
       return new ProcessInfo(pid, "?", -1, null, null, -1);
     }

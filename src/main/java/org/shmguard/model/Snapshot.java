@@ -9,7 +9,7 @@ import java.util.Objects;
 /**
  * Everything one observation saw, frozen: the decide stage reads only this.
  *
- * @param livePids every pid the /proc pass listed
+ * @param livePids every process the /proc pass found alive with an address space (not zombies or kernel threads)
  * @param processes details of every process that holds something on a watched mount
  * @param problems why the pass cannot be trusted for reaping; empty when it read every process
  * @param warnings things an operator should know that do not stop reaping

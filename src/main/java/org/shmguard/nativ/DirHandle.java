@@ -36,7 +36,7 @@ public final class DirHandle implements AutoCloseable {
 
   /** lstat of one entry: a symbolic link is reported as a link, never followed. */
   public StatxResult lstat(byte[] name) throws IOException {
-    return linux.fstatat(fd, name);
+    return DirectStatx.lstatAt(fd, name); // called per file per scan: the fast binding
   }
 
   /** Removes one entry of this directory. */

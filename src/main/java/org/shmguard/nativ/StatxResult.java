@@ -38,6 +38,23 @@ public record StatxResult(
         m.getInt(104));
   }
 
+  /** The same fields from a struct statx in a buffer of native byte order. */
+  static StatxResult read(java.nio.ByteBuffer m) {
+    return new StatxResult(
+        m.getInt(136),
+        m.getInt(140),
+        m.getLong(32),
+        Short.toUnsignedInt(m.getShort(28)),
+        m.getInt(16),
+        m.getInt(20),
+        m.getLong(40),
+        m.getLong(48),
+        m.getLong(112),
+        m.getInt(120),
+        m.getLong(96),
+        m.getInt(104));
+  }
+
   public boolean isRegularFile() {
     return (mode & S_IFMT) == S_IFREG;
   }

@@ -30,18 +30,22 @@ class HolderScannerFixtureTest {
 
     Path p10 = Files.createDirectories(root.resolve("proc/10/fd"));
     Files.createSymbolicLink(p10.resolve("3"), seg);
-    Files.writeString(root.resolve("proc/10/maps"), "");
+    // Every user process maps something (its executable at least); an empty maps is a zombie.
+    Files.writeString(root.resolve("proc/10/maps"), "55d0c0a00000-55d0c0a02000 r--p 00000000 fd:01 1234567   /usr/bin/python3\n");
     Path p11 = Files.createDirectories(root.resolve("proc/11/fd"));
     Files.writeString(root.resolve("proc/11/maps"),
         "7f0000000000-7f0000001000 rw-s 00000000 " + devHex + " " + st.ino() + "   /dev/shm/nccl-Fixtur\n");
     Files.createDirectories(root.resolve("proc/12")); // vanished mid-pass: no maps, no fd
+    Files.createDirectories(root.resolve("proc/13/fd"));
+    Files.writeString(root.resolve("proc/13/maps"), ""); // a zombie: no address space, holds nothing
     Files.createDirectories(root.resolve("proc/self"));
 
     HolderPass pass = new HolderScanner(HostPaths.of(root.toString())).scan(java.util.List.of(dev));
 
     assertThat(pass.complete()).isTrue();
-    assertThat(pass.processes()).isEqualTo(3);
+    assertThat(pass.processes()).isEqualTo(4);
     assertThat(pass.vanished()).isEqualTo(1);
+    assertThat(pass.livePids().stream().boxed().toList()).containsExactly(10, 11);
     assertThat(pass.index().holders(new FileKey(dev, st.ino())))
         .extracting(HolderRef::pid, HolderRef::access)
         .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple(10, Access.FD), org.assertj.core.groups.Tuple.tuple(11, Access.MAP));

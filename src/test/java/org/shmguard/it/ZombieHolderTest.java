@@ -1,0 +1,66 @@
+package org.shmguard.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.shmguard.engine.Engine;
+import org.shmguard.host.HostPaths;
+import org.shmguard.policy.Judgement;
+import org.shmguard.policy.Verdict;
+import org.shmguard.testing.Sandbox;
+import org.shmguard.testing.TestConfig;
+import org.shmguard.testing.TmpfsMount;
+
+/**
+ * A holder killed by the OOM killer whose parent does not reap it stays a zombie in /proc. It
+ * holds nothing: its segment must count as abandoned at once, not after the grace period.
+ */
+class ZombieHolderTest {
+
+  @Test
+  void holderLeftAsAZombieCountsAsExitedForTheFastPath() throws Exception {
+    try (TmpfsMount shm = TmpfsMount.create("size=16m")) {
+      Path seg = shm.createSegment("nccl-Zombie", 9_637_892);
+      Engine engine = Engine.create(TestConfig.load(TestConfig.watching(shm.path(), "1h")), HostPaths.system());
+      // The holder's parent execs sleep, which never waits for its children: a killed holder stays a zombie.
+      Process parent = new ProcessBuilder("sh", "-c",
+          "\"$0\" -Xshare:auto -XX:TieredStopAtLevel=1 -cp \"$1\" org.shmguard.testing.HolderProcess map \"$2\" & echo $!; exec sleep 600",
+          Sandbox.javaBinary(), System.getProperty("java.class.path"), seg.toString()).start();
+      try {
+        BufferedReader out = new BufferedReader(new InputStreamReader(parent.getInputStream()));
+        int holder = Integer.parseInt(out.readLine().trim());
+        assertThat(out.readLine()).isEqualTo("ready");
+        Judgement held = engine.judge();
+        assertThat(held.segments()).singleElement().extracting(a -> a.verdict()).isEqualTo(Verdict.HELD);
+
+        ProcessHandle.of(holder).orElseThrow().destroyForcibly();
+        waitForZombie(holder);
+
+        Judgement after = engine.judge();
+        assertThat(after.segments()).singleElement().satisfies(a -> {
+          assertThat(a.verdict()).isEqualTo(Verdict.LEAKED);
+          assertThat(a.reason()).contains("every process that held it has exited");
+        });
+      } finally {
+        parent.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  private static void waitForZombie(int pid) throws Exception {
+    Path stat = Path.of("/proc", Integer.toString(pid), "stat");
+    for (int i = 0; i < 1000; i++) {
+      String s = Files.readString(stat);
+      if (s.substring(s.lastIndexOf(')') + 2).startsWith("Z")) {
+        return;
+      }
+      Thread.sleep(10);
+    }
+    throw new AssertionError("pid " + pid + " did not become a zombie");
+  }
+}
