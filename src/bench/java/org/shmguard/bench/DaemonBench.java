@@ -331,6 +331,9 @@ final class DaemonBench {
         "  requireHostPidNamespace: false",
         "log:",
         "  level: " + logLevel,
+        "# the endpoint is served as shipped, on a free port: another daemon on this machine may hold 9477",
+        "metrics:",
+        "  listen: \"127.0.0.1:0\"",
         ""));
     return file;
   }
