@@ -28,6 +28,8 @@ final class DaemonBench {
   /** The grace in the bench's configuration: the fixture's unheld segments and the burst are reaped after it. */
   static final int GRACE_SECONDS = 10;
   private static final int CLK_TCK = 100;
+  /** Seconds between the end of the fixture's reaping and the start of the idle window. */
+  private static final int QUIET_SECONDS = 30;
 
   private final Results r;
   private final BenchParams params;
@@ -146,7 +148,11 @@ final class DaemonBench {
   }
 
   private void idle(DaemonProcess d) throws Exception {
-    Bench.log("daemon: idle for %d s", params.idleSeconds());
+    // The reaping of the fixture's files leaves compilation and collection behind it: let that end
+    // first, so the window holds only what the daemon does when nothing happens. (A daemon that
+    // waited for its 30 s sweep to reap them had this quiet time before the window by accident.)
+    Bench.log("daemon: %d s after the reaping, then idle for %d s", QUIET_SECONDS, params.idleSeconds());
+    Thread.sleep(QUIET_SECONDS * 1000L);
     long ticks0 = d.cpuTicks();
     long sched0 = d.cpuNanos();
     long t0 = System.nanoTime();
@@ -166,7 +172,8 @@ final class DaemonBench {
     r.put("idle.cpuPercent", 100.0 * ticks / CLK_TCK / seconds);
     r.put("idle.cpuPercentSchedstat", 100.0 * sched / 1e9 / seconds);
     r.note("idle.cpuPercent", "utime + stime from /proc/PID/stat over the idle window (10 ms ticks), as % of one core; "
-        + "cpuPercentSchedstat sums /proc/PID/task/*/schedstat (ns). rssMiB is VmRSS at the end, rssMaxMiB the most "
+        + "cpuPercentSchedstat sums /proc/PID/task/*/schedstat (ns). The window starts " + QUIET_SECONDS + " s after the fixture's "
+        + "unheld segments were reaped. rssMiB is VmRSS at the end, rssMaxMiB the most "
         + "seen (sampled each second). The host holds " + params.processes() + " holders and their segments meanwhile");
   }
 
@@ -331,6 +338,9 @@ final class DaemonBench {
         "  requireHostPidNamespace: false",
         "log:",
         "  level: " + logLevel,
+        "# the endpoint is served as shipped, on a free port: another daemon on this machine may hold 9477",
+        "metrics:",
+        "  listen: \"127.0.0.1:0\"",
         ""));
     return file;
   }

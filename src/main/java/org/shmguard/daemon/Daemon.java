@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
-import org.quartz.SchedulerException;
 import org.shmguard.config.Config;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
@@ -22,7 +21,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The long-running service: the {@link Engine} pipeline driven by inotify, holder exits and
- * Quartz schedules on one worker thread, reporting to an {@link AlertSink} and to systemd.
+ * timers on one worker thread, reporting to an {@link AlertSink} and to systemd.
  *
  * <pre>{@code
  * try (Daemon d = Daemon.start(config, HostPaths.system(), JournalAlertSink.choose(), ServiceNotifier.fromEnvironment())) {
@@ -71,7 +70,7 @@ public final class Daemon implements AutoCloseable {
           ProcessInfo info = details.read(pid);
           return info == null ? null : info.startTicks();
         }),
-        poll, sink, notifier, d.settle(),
+        poll, sink, notifier, d.settle(), config.reap().grace(),
         new CapacityAlerts(new CapacityPolicy(c.warn(), c.critical(), c.hysteresis()), c.topHolders()));
     listeners.forEach(worker::addListener);
     Thread thread = new Thread(() -> {
@@ -84,7 +83,7 @@ public final class Daemon implements AutoCloseable {
     thread.start();
     try {
       return new Daemon(engine, worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()));
-    } catch (SchedulerException e) {
+    } catch (IllegalArgumentException e) {
       worker.stop();
       throw new IOException("cannot start the schedules: " + e.getMessage(), e);
     }

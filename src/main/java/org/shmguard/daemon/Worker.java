@@ -41,6 +41,8 @@ final class Worker implements Runnable {
   private static final long ZOMBIE_RETRY_MAX_NANOS = Duration.ofSeconds(1).toNanos();
   private static final long ZOMBIE_GIVE_UP_NANOS = Duration.ofSeconds(30).toNanos();
   private static final int IDLE_WAIT_MS = 60_000;
+  /** The soonest a pass runs again for a segment leaving its grace: a bound on passes, whatever the clocks say. */
+  private static final long GRACE_MIN_WAIT_NANOS = Duration.ofMillis(50).toNanos();
 
   enum Request { SWEEP, REDISCOVER, SUMMARY }
 
@@ -52,6 +54,7 @@ final class Worker implements Runnable {
   private final AlertSink sink;
   private final ServiceNotifier notifier;
   private final long settleNanos;
+  private final Duration grace;
   private final SegmentAlerts segmentAlerts = new SegmentAlerts();
   private final CapacityAlerts capacityAlerts;
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
@@ -66,6 +69,8 @@ final class Worker implements Runnable {
   private long pendingSince = -1;
   private long retryAt = -1;
   private long retryGap = ZOMBIE_RETRY_START_NANOS;
+  /** When the first unheld segment now in its grace becomes reapable: a pass is due then, not at the next sweep. */
+  private long graceEndsAt = -1;
   private Set<Dev> knownMounts = new HashSet<>();
 
   /** Looks for the current set of mounts without a full pass. */
@@ -74,7 +79,7 @@ final class Worker implements Runnable {
   }
 
   Worker(Engine engine, Rediscovery rediscovery, MountWatches mounts, ExitWatches exits, Poll poll, AlertSink sink,
-      ServiceNotifier notifier, Duration settle, CapacityAlerts capacityAlerts) {
+      ServiceNotifier notifier, Duration settle, Duration grace, CapacityAlerts capacityAlerts) {
     this.engine = engine;
     this.rediscovery = rediscovery;
     this.mounts = mounts;
@@ -83,6 +88,7 @@ final class Worker implements Runnable {
     this.sink = sink;
     this.notifier = notifier;
     this.settleNanos = settle.toNanos();
+    this.grace = grace;
     this.capacityAlerts = capacityAlerts;
   }
 
@@ -94,7 +100,7 @@ final class Worker implements Runnable {
     };
   }
 
-  /** Asks for work from another thread (Quartz); the worker does it on its own thread. */
+  /** Asks for work from another thread (the schedules, the socket); the worker does it on its own thread. */
   void request(Request r) {
     synchronized (requests) {
       requests.add(r);
@@ -192,7 +198,8 @@ final class Worker implements Runnable {
     now = System.nanoTime();
     boolean settled = pendingSince >= 0 && now - pendingSince >= settleNanos;
     boolean retry = retryAt >= 0 && now >= retryAt;
-    if (settled || retry) {
+    boolean graceOver = graceEndsAt >= 0 && now >= graceEndsAt;
+    if (settled || retry || graceOver) {
       passSafely();
     }
     if (notifier.watchdogDue(System.nanoTime())) {
@@ -213,6 +220,9 @@ final class Worker implements Runnable {
     }
     if (retryAt >= 0) {
       wait = Math.min(wait, retryAt - now);
+    }
+    if (graceEndsAt >= 0) {
+      wait = Math.min(wait, graceEndsAt - now);
     }
     Duration wd = notifier.watchdogPeriod();
     if (wd != null) {
@@ -235,6 +245,7 @@ final class Worker implements Runnable {
   private void passSafely() {
     pendingSince = -1;
     retryAt = -1;
+    graceEndsAt = -1;
     try {
       pass();
     } catch (RuntimeException e) {
@@ -271,6 +282,7 @@ final class Worker implements Runnable {
       due(System.nanoTime() - settleNanos);
     }
     trackZombies(j);
+    graceEndsAt = graceEnd(j, System.nanoTime());
     DaemonStatus before = status;
     status = new DaemonStatus(before.passes() + 1, before.reaped() + reapedNow, mounts.overflows(), mounts.size(),
         exits.size(), took, j);
@@ -310,6 +322,23 @@ final class Worker implements Runnable {
       }
     }
     return pids;
+  }
+
+  /**
+   * When the youngest-but-soonest unheld segment in its grace becomes reapable, or -1 if none is in
+   * its grace. Without this, such a segment waited for the next periodic sweep.
+   */
+  private long graceEnd(Judgement j, long now) {
+    Duration soonest = null;
+    for (Assessment a : j.segments()) {
+      if (a.verdict() == Verdict.GRACE) {
+        Duration left = grace.minus(a.age());
+        if (soonest == null || left.compareTo(soonest) < 0) {
+          soonest = left;
+        }
+      }
+    }
+    return soonest == null ? -1 : now + Math.max(GRACE_MIN_WAIT_NANOS, soonest.toNanos());
   }
 
   /** Exited holders still listed in /proc (zombies) get another pass soon, with backoff. */

@@ -76,6 +76,20 @@ class DaemonEventsTest {
   }
 
   @Test
+  void unheldSegmentIsReapedWhenItsGraceEndsNotAtTheNextSweep() throws Exception {
+    shm = TmpfsMount.create("size=64m,mode=1777");
+    // The sweep is an hour away: only the end of the grace can bring the pass that reaps it.
+    start(watching(shm.path(), "2s") + "daemon:\n  interval: 1h\n");
+    Path seg = shm.file("nccl-Grace1");
+    Files.write(seg, new byte[4096]);
+
+    RecordingSink.Received reaped = sink.awaitSegment(EventKind.SEGMENT_REAPED, "nccl-Grace1", PATIENCE);
+
+    assertThat(seg).doesNotExist();
+    assertThat(reaped.alert().field("SHM_REASON")).contains("unheld and unchanged for").contains("grace 2s");
+  }
+
+  @Test
   void heldSegmentStaysWhileItsHolderLives() throws Exception {
     shm = TmpfsMount.create("size=64m,mode=1777");
     start(watching(shm.path(), "0s"));
