@@ -83,7 +83,7 @@ public final class Daemon implements AutoCloseable {
     thread.start();
     try {
       return new Daemon(engine, worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()));
-    } catch (IllegalArgumentException e) {
+    } catch (org.quartz.SchedulerException | IllegalArgumentException e) {
       worker.stop();
       throw new IOException("cannot start the schedules: " + e.getMessage(), e);
     }

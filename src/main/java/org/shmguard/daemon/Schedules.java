@@ -1,85 +1,105 @@
 package org.shmguard.daemon;
 
-import java.text.ParseException;
 import java.time.Duration;
-import java.util.Date;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import org.quartz.CronExpression;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.quartz.CronScheduleBuilder;
+import org.quartz.Job;
+import org.quartz.JobBuilder;
+import org.quartz.JobExecutionContext;
+import org.quartz.JobExecutionException;
+import org.quartz.Scheduler;
+import org.quartz.SchedulerException;
+import org.quartz.SimpleScheduleBuilder;
+import org.quartz.Trigger;
+import org.quartz.TriggerBuilder;
+import org.quartz.impl.StdSchedulerFactory;
 
 /**
- * The daemon's clock-driven triggers: the full sweep, mount rediscovery and the journal summary.
- * A trigger only hands a request to the worker, which does all the work on its own thread; so a
- * slow pass delays the next request instead of running two passes at once.
- *
- * <p>One timer thread that sleeps until the next trigger is due. (Quartz's scheduler ran these
- * before; its scheduler and pool threads woke several times a second while idle and its start
- * loaded hundreds of classes, for three timers. Only its cron parser is still used.)
+ * The daemon's clock-driven triggers, run by Quartz: the full sweep, mount rediscovery and the
+ * journal summary (a cron expression). A job only hands a request to the worker, which does all
+ * the work on its own thread; so a slow pass delays the next request instead of running two
+ * passes at once. Quartz's scheduler thread sleeps until the next trigger is due, and its jobs run
+ * on a {@link QuietThreadPool}, so an idle daemon is not woken between triggers.
  */
 final class Schedules implements AutoCloseable {
-  private final ScheduledThreadPoolExecutor timer;
-  private final CronExpression summary;
-  private final Worker worker;
+  private static final AtomicInteger INSTANCES = new AtomicInteger();
+  private static final String WORKER = "worker";
+  private final Scheduler scheduler;
 
-  private Schedules(ScheduledThreadPoolExecutor timer, CronExpression summary, Worker worker) {
-    this.timer = timer;
-    this.summary = summary;
-    this.worker = worker;
+  private Schedules(Scheduler scheduler) {
+    this.scheduler = scheduler;
   }
 
-  /**
-   * Starts the timers; the first sweep and rediscovery come one period from now (the worker's
-   * first pass runs at once on its own).
-   *
-   * @param summaryCron a Quartz cron expression (validated with the configuration), or "" for none
-   */
-  static Schedules start(Worker worker, Duration sweep, Duration rediscover, String summaryCron) {
-    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread t = new Thread(r, "shmguard-schedules");
-      t.setDaemon(true);
-      return t;
-    });
-    timer.setRemoveOnCancelPolicy(true);
-    CronExpression cron = null;
+  static Schedules start(Worker worker, Duration sweep, Duration rediscover, String summaryCron) throws SchedulerException {
+    Properties p = new Properties();
+    p.setProperty("org.quartz.scheduler.instanceName", "shmguard-" + INSTANCES.incrementAndGet());
+    p.setProperty("org.quartz.scheduler.skipUpdateCheck", "true");
+    p.setProperty("org.quartz.scheduler.makeSchedulerThreadDaemon", "true");
+    // Quartz's SimpleThreadPool polls every 500 ms while idle; this pool blocks until a job comes.
+    p.setProperty("org.quartz.threadPool.class", QuietThreadPool.class.getName());
+    p.setProperty("org.quartz.jobStore.class", "org.quartz.simpl.RAMJobStore");
+    p.setProperty("org.quartz.jobStore.misfireThreshold", "5000");
+    Scheduler s = new StdSchedulerFactory(p).getScheduler();
+    s.getContext().put(WORKER, worker);
+    every(s, "sweep", SweepJob.class, sweep);
+    every(s, "rediscover", RediscoverJob.class, rediscover);
     if (!summaryCron.isEmpty()) {
-      try {
-        cron = new CronExpression(summaryCron);
-      } catch (ParseException e) {
-        timer.shutdownNow();
-        throw new IllegalArgumentException("daemon.summary: " + e.getMessage(), e);
-      }
+      s.scheduleJob(JobBuilder.newJob(SummaryJob.class).withIdentity("summary").build(),
+          TriggerBuilder.newTrigger().withIdentity("summary")
+              .withSchedule(CronScheduleBuilder.cronSchedule(summaryCron).withMisfireHandlingInstructionDoNothing()).build());
     }
-    Schedules s = new Schedules(timer, cron, worker);
-    // With a fixed delay, triggers missed while the host was suspended are not replayed in a burst.
-    every(timer, sweep, () -> worker.request(Worker.Request.SWEEP));
-    every(timer, rediscover, () -> worker.request(Worker.Request.REDISCOVER));
-    s.scheduleSummary(new Date());
-    return s;
+    s.start();
+    return new Schedules(s);
   }
 
-  private static void every(ScheduledThreadPoolExecutor timer, Duration period, Runnable r) {
-    long ms = period.toMillis();
-    timer.scheduleWithFixedDelay(r, ms, ms, TimeUnit.MILLISECONDS);
-  }
-
-  /** The next summary after {@code after}, by the wall clock the cron expression speaks of. */
-  private void scheduleSummary(Date after) {
-    if (summary == null || timer.isShutdown()) {
-      return;
-    }
-    Date next = summary.getNextValidTimeAfter(after);
-    if (next == null) {
-      return; // an expression with no future time (a past year): nothing more to schedule
-    }
-    long delay = Math.max(0, next.getTime() - System.currentTimeMillis());
-    timer.schedule(() -> {
-      worker.request(Worker.Request.SUMMARY);
-      scheduleSummary(next);
-    }, delay, TimeUnit.MILLISECONDS);
+  private static void every(Scheduler s, String name, Class<? extends Job> job, Duration period) throws SchedulerException {
+    Trigger t = TriggerBuilder.newTrigger().withIdentity(name)
+        .startAt(new java.util.Date(System.currentTimeMillis() + period.toMillis()))
+        .withSchedule(SimpleScheduleBuilder.simpleSchedule().withIntervalInMilliseconds(period.toMillis())
+            .repeatForever().withMisfireHandlingInstructionNextWithRemainingCount())
+        .build();
+    s.scheduleJob(JobBuilder.newJob(job).withIdentity(name).build(), t);
   }
 
   @Override
   public void close() {
-    timer.shutdownNow();
+    try {
+      scheduler.shutdown(false);
+    } catch (SchedulerException ignored) {
+      // shutting down: nothing left to schedule
+    }
+  }
+
+  private static Worker worker(JobExecutionContext ctx) throws JobExecutionException {
+    try {
+      return (Worker) ctx.getScheduler().getContext().get(WORKER);
+    } catch (SchedulerException e) {
+      throw new JobExecutionException(e);
+    }
+  }
+
+  /** The periodic full sweep: the safety net under the event path. */
+  public static final class SweepJob implements Job {
+    @Override
+    public void execute(JobExecutionContext ctx) throws JobExecutionException {
+      worker(ctx).request(Worker.Request.SWEEP);
+    }
+  }
+
+  /** Looks for mounts that appeared or went away. */
+  public static final class RediscoverJob implements Job {
+    @Override
+    public void execute(JobExecutionContext ctx) throws JobExecutionException {
+      worker(ctx).request(Worker.Request.REDISCOVER);
+    }
+  }
+
+  /** A summary of every mount to the journal. */
+  public static final class SummaryJob implements Job {
+    @Override
+    public void execute(JobExecutionContext ctx) throws JobExecutionException {
+      worker(ctx).request(Worker.Request.SUMMARY);
+    }
   }
 }
