@@ -47,7 +47,7 @@ public final class ProcessDetails {
     String p = Integer.toString(pid);
     try {
       ProcCalls proc = proc();
-      int length = proc == null ? -ProcCalls.ENOENT : proc.readFile(pid, "stat");
+      int length = proc == null ? -ProcCalls.ENOENT : proc.readWholeRecordFile(pid, "stat");
       if (length < 0) {
         if (length == -ProcCalls.ENOENT || length == -ProcCalls.ESRCH) {
           seen.remove(pid);

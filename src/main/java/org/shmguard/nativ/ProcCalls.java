@@ -117,6 +117,20 @@ public final class ProcCalls implements AutoCloseable {
    * @return the length read, or -errno of the open or read that failed
    */
   public int readFile(int pid, String file) {
+    return readFile(pid, file, false);
+  }
+
+  /**
+   * Reads a /proc file whose whole text the kernel makes at once (a single_open file such as
+   * /proc/PID/stat): a read shorter than the buffer returned all of it, so the read that would
+   * only say "end of file" is left out. One system call fewer per holder per pass; not for maps or
+   * any file made record by record, where a short read does not mean the end.
+   */
+  public int readWholeRecordFile(int pid, String file) {
+    return readFile(pid, file, true);
+  }
+
+  private int readFile(int pid, String file, boolean shortReadIsEnd) {
     int fd = openAt(pid, file, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       return fd;
@@ -133,6 +147,9 @@ public final class ProcCalls implements AutoCloseable {
         }
         nativeBuf.read(0, bytes, length, n);
         length += n;
+        if (shortReadIsEnd && n < nativeBuf.size()) {
+          return length;
+        }
       }
     } catch (LastErrorException e) {
       return -e.getErrorCode();
