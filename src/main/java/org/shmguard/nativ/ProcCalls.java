@@ -259,6 +259,7 @@ public final class ProcCalls implements AutoCloseable {
   @Override
   public void close() {
     closeQuietly(procFd);
+    nativeBuf.close(); // freed now rather than by JNA's cleaner thread after a collection
   }
 
   private int openAt(int pid, String file, int flags) {
