@@ -293,18 +293,22 @@ public final class ProcCalls implements AutoCloseable {
     return name;
   }
 
-  /** The decimal number in a NUL-terminated dirent name, or -1 if it is not one. */
+  /**
+   * The decimal number in a NUL-terminated dirent name, or -1 if it is not one. Every int is
+   * accepted (an fd number can have 10 digits where the fd limit is raised): a name skipped here
+   * would be an fd never looked at.
+   */
   private static int number(byte[] b, int start, int limit) {
-    int v = 0;
+    long v = 0;
     int i = start;
     for (; i < limit && b[i] != 0; i++) {
       int d = b[i] - '0';
-      if (d < 0 || d > 9 || i - start >= 9) {
+      if (d < 0 || d > 9 || i - start >= 10) {
         return -1;
       }
       v = v * 10 + d;
     }
-    return i == start ? -1 : v;
+    return i == start || v > Integer.MAX_VALUE ? -1 : (int) v;
   }
 
   private static void closeQuietly(int fd) {
