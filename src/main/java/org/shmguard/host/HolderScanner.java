@@ -42,13 +42,8 @@ public final class HolderScanner {
     Map<String, List<Integer>> denied = new TreeMap<>();
     int processes = 0;
     int vanished = 0;
-    int[] pids;
     try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
-      try {
-        pids = proc.pids();
-      } catch (IOException e) {
-        return new HolderPass(HolderIndex.empty(), live, List.of("cannot list " + paths.proc() + ": " + e.getMessage()), 0, 0);
-      }
+      int[] pids = proc.pids();
       int[][] fds = {new int[64]};
       for (int pid : pids) {
         processes++;
