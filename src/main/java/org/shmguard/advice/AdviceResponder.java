@@ -7,10 +7,8 @@ import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.FsUsage;
 import org.shmguard.nativ.Linux;
-import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.NcclVersion;
-import org.shmguard.policy.Verdict;
 
 /**
  * Answers one parsed request: the protocol's meaning, apart from the socket that carries it.
@@ -112,13 +110,7 @@ public final class AdviceResponder {
     if (u == null) {
       throw new ProtocolException(ProtocolException.FAILED, "cannot measure " + m.displayName());
     }
-    long leaked = 0;
-    for (Assessment a : j.segments()) {
-      if (a.mount().dev().equals(m.dev()) && a.verdict() == Verdict.LEAKED) {
-        leaked += a.segment().allocatedBytes();
-      }
-    }
-    return new MountSpace(m.displayName(), m.dev().toString(), u.sizeBytes(), u.freeBytes(), leaked);
+    return MountSpace.of(m, u, j);
   }
 
   private Judgement judgement() throws ProtocolException {

@@ -23,4 +23,19 @@ public record MountSpace(String name, String dev, long sizeBytes, long freeBytes
   public long usedBytes() {
     return Math.max(0, sizeBytes - freeBytes);
   }
+
+  /**
+   * The room in {@code m} as {@code usage} measured it, with what {@code j} found leaked there
+   * (what a clean would give back).
+   */
+  public static MountSpace of(org.shmguard.model.ShmMount m, org.shmguard.model.ShmMount.Usage usage,
+      org.shmguard.policy.Judgement j) {
+    long leaked = 0;
+    for (org.shmguard.policy.Assessment a : j.segments()) {
+      if (a.mount() != null && a.mount().dev().equals(m.dev()) && a.verdict() == org.shmguard.policy.Verdict.LEAKED) {
+        leaked += a.segment().allocatedBytes();
+      }
+    }
+    return new MountSpace(m.displayName(), m.dev().toString(), usage.sizeBytes(), usage.freeBytes(), leaked);
+  }
 }

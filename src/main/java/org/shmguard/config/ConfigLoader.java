@@ -60,8 +60,9 @@ public final class ConfigLoader {
   /** YAML text's settings over the defaults; {@code source} names it in messages. */
   public static Config parse(Reader yaml, String source) throws ConfigException {
     Map<String, Object> values = defaultValues();
-    values.putAll(validate(YamlNode.parse(yaml, source), source));
-    return Config.from(source, values);
+    Map<String, Integer> lines = new HashMap<>();
+    values.putAll(validate(YamlNode.parse(yaml, source), source, lines));
+    return Config.from(source, values, key -> lines.getOrDefault(key, 0));
   }
 
   private static Map<String, Object> defaultValues() throws ConfigException {
@@ -83,6 +84,11 @@ public final class ConfigLoader {
 
   /** Checks every key against the schema and reads its value. */
   static Map<String, Object> validate(YamlNode root, String source) throws ConfigException {
+    return validate(root, source, new HashMap<>());
+  }
+
+  /** As above, noting in {@code lines} the line of every key the file sets (for errors that span keys). */
+  static Map<String, Object> validate(YamlNode root, String source, Map<String, Integer> lines) throws ConfigException {
     Map<String, Object> values = new HashMap<>();
     if (root.isNull()) {
       return values;
@@ -91,11 +97,12 @@ public final class ConfigLoader {
       throw new ConfigException(source, root.line(), null,
           "the configuration must be a mapping of keys (" + String.join(", ", ConfigSchema.childrenOf("")) + ")");
     }
-    walk(root, "", source, values);
+    walk(root, "", source, values, lines);
     return values;
   }
 
-  private static void walk(YamlNode section, String path, String source, Map<String, Object> values) throws ConfigException {
+  private static void walk(YamlNode section, String path, String source, Map<String, Object> values,
+      Map<String, Integer> lines) throws ConfigException {
     for (Map.Entry<String, YamlNode> e : section.map().entrySet()) {
       String key = path.isEmpty() ? e.getKey() : path + "." + e.getKey();
       YamlNode node = e.getValue();
@@ -103,6 +110,7 @@ public final class ConfigLoader {
       if (type != null) {
         try {
           values.put(key, type.parse(node));
+          lines.put(key, node.line());
         } catch (IllegalArgumentException bad) {
           throw new ConfigException(source, node.line(), key, bad.getMessage() + "; allowed: " + type.allowed());
         }
@@ -114,7 +122,7 @@ public final class ConfigLoader {
           throw new ConfigException(source, node.line(), key,
               "must be a mapping with the keys " + String.join(", ", ConfigSchema.childrenOf(key)));
         }
-        walk(node, key, source, values);
+        walk(node, key, source, values, lines);
       } else {
         Set<String> allowed = ConfigSchema.childrenOf(path);
         throw new ConfigException(source, node.line(), key,

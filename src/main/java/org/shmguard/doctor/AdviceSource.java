@@ -4,10 +4,9 @@ import java.util.List;
 import org.shmguard.policy.Judgement;
 
 /**
- * The seam where the advice engine (issue 4) plugs into the doctor: what the daemon's advice
- * socket would answer right now, per mount, computed from the same judgement the doctor checked.
- * {@link #forDoctor} is the one place to connect it; until then it returns {@link #NOT_WIRED},
- * which answers nothing, and the doctor says so in a note.
+ * What the daemon's advice socket would answer right now, per mount, computed by the same advice
+ * engine from the same judgement the doctor checked. {@link #forDoctor} builds it; {@link
+ * #NOT_WIRED} answers nothing (for checks tested without the engine).
  *
  * <pre>{@code
  * AdviceSource engine = judgement -> List.of(new AdviceSource.Advice("/dev/shm", "NCCL_SHM_DISABLE=1", "64M left"));
@@ -34,11 +33,27 @@ public interface AdviceSource {
   };
 
   /**
-   * The advice source {@code shmguard doctor} uses. Issue 4 (the advice engine and socket) plugs
-   * its engine in here, built from the same configuration; this build has none to offer.
+   * The advice source {@code shmguard doctor} uses: the daemon's own advice engine, run on the
+   * judgement the doctor checked, for a job of {@code shape} (the doctor's --ranks and
+   * --nccl-version), on this host's GPUs and driver.
    */
-  static AdviceSource forDoctor(org.shmguard.config.Config config) {
-    return NOT_WIRED;
+  static AdviceSource forDoctor(org.shmguard.config.Config config, org.shmguard.host.HostPaths paths,
+      org.shmguard.advice.JobShape shape) {
+    org.shmguard.advice.AdviceEngine engine = new org.shmguard.advice.AdviceEngine(config.advice().defaultLocalRanks());
+    org.shmguard.advice.HostGpus gpus = org.shmguard.advice.NvidiaProc.read(paths);
+    return judgement -> {
+      List<Advice> out = new java.util.ArrayList<>();
+      for (org.shmguard.model.ShmMount m : judgement.snapshot().mounts()) {
+        if (m.usage() == null) {
+          continue;
+        }
+        org.shmguard.advice.Advice a = engine.advise(org.shmguard.advice.MountSpace.of(m, m.usage(), judgement), shape, gpus);
+        String setting = a.env().isEmpty() ? "nothing to set (" + a.action().label() + ")"
+            : String.join(" ", a.env().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
+        out.add(new Advice(m.displayName(), setting, a.reason()));
+      }
+      return out;
+    };
   }
 
   /** False only for the placeholder. */

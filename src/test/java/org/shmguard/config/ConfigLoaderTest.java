@@ -110,6 +110,15 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void thresholdsInTheWrongOrderNameTheLineOfTheKeyThatBreaksTheRule() {
+    assertThatThrownBy(() -> parse("capacity:\n  warn: 90\n  critical: 85\n"))
+        .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.format())
+            .isEqualTo("test.yaml:3: capacity.critical: 85 must be above capacity.warn (90); allowed: a whole number from 91 to 100"));
+    assertThatThrownBy(() -> parse("capacity:\n  hysteresis: 40\n  warn: 30\n"))
+        .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.line()).isEqualTo(3));
+  }
+
+  @Test
   void yamlSyntaxErrorsSayTheLine() {
     assertThatThrownBy(() -> parse("reap:\n  grace: 1s\n patterns: [\n"))
         .isInstanceOfSatisfying(ConfigException.class, e -> {

@@ -36,8 +36,15 @@ class DoctorHostRootTest {
     }
     write("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.124.06  Thu Feb 20 18:33:39 UTC 2025\n");
     String hostShm = tmpfs("dev/shm", "size=1g");
-    write("proc/self/mountinfo", "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+    // With --host-root, the host's view of the mounts is its init's (pid 1), as on a real host.
+    write("proc/1/mountinfo", "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
         + "30 22 " + hostShm + " / /dev/shm rw,nosuid,nodev - tmpfs tmpfs rw,size=1048576k,inode64\n");
+    try {
+      Files.createDirectories(root.resolve("proc/1/ns"));
+      Files.createSymbolicLink(root.resolve("proc/1/ns/mnt"), Path.of("mnt:[4026531840]"));
+    } catch (IOException e) {
+      throw new AssertionError(e);
+    }
   }
 
   @AfterEach

@@ -44,6 +44,10 @@ class DoctorOnRealMountsTest {
         }
       }
       assertThat(remount).as("a remount through the container's namespace").isNotNull();
+      // The advice engine's answer for a job starting now in that container: 4 ranks do not fit in
+      // 64 MB with the SHM transport on, so without a known cuMem-capable driver it is SHM off.
+      JsonNode advice = findings(run.json(), "daemon-advice").get(0);
+      assertThat(advice.get("evidence").toString()).contains(ctrMount(run.json()) + ": NCCL_SHM_DISABLE=1");
       keep("container-64m.txt", CliRun.of("doctor", "--ranks", "4", "-c", config.toString()).out());
 
       Cmd.run("sh", "-c", remount);
@@ -170,6 +174,11 @@ class DoctorOnRealMountsTest {
       throw new AssertionError("no " + id + " finding: " + report.toPrettyString());
     }
     return out;
+  }
+
+  /** The container's mount as the doctor names it. */
+  private static String ctrMount(JsonNode report) {
+    return containerFinding(report, "shm-too-small").get("subject").asText();
   }
 
   private static void keep(String name, String text) {
