@@ -14,14 +14,14 @@ import java.util.Arrays;
  * The system calls of a /proc pass (openat, read, getdents64, statx, readlinkat) through JNA's
  * direct mapping, relative to one handle on /proc and with buffers reused for the whole pass.
  *
- * <p>Why: a JFR profile of the warm scan (README, Performance) put most of shmguard's own time
- * in the /proc pass around these calls rather than in them: a FileInputStream, Path objects and
- * strings per process and per fd, jnr-posix's per-call marshalling of a path String for each fd's
- * stat. Here a pass allocates nothing per process or per fd that does not hold a watched file.
+ * <p>Why: a JFR profile of the warm scan (README, Performance) found most of a scan in these
+ * system calls, and around them, as shmguard's own cost, a FileInputStream, Path objects and
+ * strings per process and per fd, and jnr-posix's per-call marshalling of a path String for each
+ * fd's stat. Here a pass allocates nothing per process or per fd that does not hold a watched file.
  *
  * <p>Every call answers an errno as a negative number instead of throwing, since "the process
  * exited while we looked" (ENOENT, ESRCH) is normal on /proc and the caller decides what each
- * errno means for the pass. Not thread-safe: one instance per pass.
+ * errno means for the pass. Not thread-safe: one instance per pass (or per lock holder).
  *
  * <pre>{@code
  * try (ProcCalls proc = ProcCalls.open("/proc")) {
@@ -35,6 +35,7 @@ public final class ProcCalls implements AutoCloseable {
   public static final int ESRCH = 3;
   public static final int EACCES = 13;
 
+  private static final int AT_FDCWD = -100;
   private static final int O_RDONLY = 0;
   private static final int O_CLOEXEC = 0x80000;
   private static final int O_DIRECTORY = Platform.isARM() ? 0x4000 : 0x10000;
@@ -74,7 +75,7 @@ public final class ProcCalls implements AutoCloseable {
   /** A handle on the /proc at {@code path}, for one pass. */
   public static ProcCalls open(String path) throws java.io.IOException {
     try {
-      return new ProcCalls(openat(-100, Linux.cString(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      return new ProcCalls(openat(AT_FDCWD, Linux.cString(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     } catch (LastErrorException e) {
       throw NativeErrors.io("open " + path, e);
     }
