@@ -68,6 +68,8 @@ final class Worker implements Runnable {
   private volatile DaemonStatus status = new DaemonStatus(0, 0, 0, 0, 0, 0, null);
   private long pendingSince = -1;
   private long retryAt = -1;
+  /** Whether anything but a holder's exit asked for a pass since the last one: then mounts are discovered again. */
+  private boolean rediscover = true;
   private long retryGap = ZOMBIE_RETRY_START_NANOS;
   /** When the first unheld segment now in its grace becomes reapable: a pass is due then, not at the next sweep. */
   private long graceEndsAt = -1;
@@ -181,7 +183,7 @@ final class Worker implements Runnable {
         exits.exited(pid);
         zombies.putIfAbsent(pid, now);
         LOG.debug("holder {} exited", pid);
-        due(now - settleNanos); // a death needs no settling: reap what it left at once
+        dueOnExit(now - settleNanos); // a death needs no settling: reap what it left at once
       }
     }
     for (Request r : takeRequests()) {
@@ -208,6 +210,12 @@ final class Worker implements Runnable {
   }
 
   private void due(long at) {
+    rediscover = true;
+    dueOnExit(at);
+  }
+
+  /** A pass is due because a holder exited: an exit adds or removes no mount, so the next pass may reuse the mounts. */
+  private void dueOnExit(long at) {
     if (pendingSince < 0 || at < pendingSince) {
       pendingSince = at;
     }
@@ -261,7 +269,8 @@ final class Worker implements Runnable {
     }
     Engine.Pass pass;
     try {
-      pass = engine.clean(false);
+      pass = engine.clean(false, !rediscover);
+      rediscover = false;
     } catch (RuntimeException e) {
       served.forEach(f -> f.completeExceptionally(e));
       throw e;

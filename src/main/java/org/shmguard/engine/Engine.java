@@ -59,7 +59,11 @@ public final class Engine {
 
   /** Observe and decide; nothing on the host changes. */
   public synchronized Judgement judge() {
-    Snapshot snap = observer.observe();
+    return judge(false);
+  }
+
+  private Judgement judge(boolean sameMounts) {
+    Snapshot snap = observer.observe(sameMounts);
     Judgement j = Judge.judge(snap, history, policy);
     history = history.next(snap);
     return j;
@@ -67,8 +71,17 @@ public final class Engine {
 
   /** Observe, decide and reap what is leaked; {@code forceDryRun} or the configuration's dryRun only reports. */
   public synchronized Pass clean(boolean forceDryRun) {
+    return clean(forceDryRun, false);
+  }
+
+  /**
+   * The same; with {@code sameMounts}, the mounts of the previous pass are used again (see
+   * {@link Observer#observe(boolean)}): the daemon's pass after a holder's exit, where every
+   * millisecond is reap delay. The judging pass and the confirming pass still read every process.
+   */
+  public synchronized Pass clean(boolean forceDryRun, boolean sameMounts) {
     long started = System.nanoTime();
-    Judgement j = judge();
+    Judgement j = judge(sameMounts);
     boolean dry = forceDryRun || dryRun;
     List<ReapOutcome> outcomes = reaper.execute(j.plan(), dry);
     return new Pass(j, outcomes, dry, java.time.Duration.ofNanos(System.nanoTime() - started));

@@ -2,24 +2,19 @@ package org.shmguard.host;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
-import java.nio.file.DirectoryIteratorException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Collection;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.Map;
-import jnr.posix.FileStat;
 import org.shmguard.model.Access;
 import org.shmguard.model.Dev;
 import org.shmguard.model.FileKey;
 import org.shmguard.model.HolderIndex;
 import org.shmguard.model.HolderRef;
-import org.shmguard.nativ.Posix;
+import org.shmguard.nativ.Errno;
+import org.shmguard.nativ.ProcCalls;
 
 /**
  * One pass over /proc that finds every process holding a file on the watched devices, by open fd
@@ -34,19 +29,10 @@ import org.shmguard.nativ.Posix;
  * table cannot be read (permission) makes the pass incomplete: nothing may be reaped on it.
  */
 public final class HolderScanner {
-  private static final int EACCES = 13;
-  private static final int EPERM = 1;
-
   private final HostPaths paths;
-  private final Posix posix;
 
   public HolderScanner(HostPaths paths) {
-    this(paths, Posix.get());
-  }
-
-  HolderScanner(HostPaths paths, Posix posix) {
     this.paths = paths;
-    this.posix = posix;
   }
 
   public HolderPass scan(Collection<Dev> devs) {
@@ -56,109 +42,112 @@ public final class HolderScanner {
     Map<String, List<Integer>> denied = new TreeMap<>();
     int processes = 0;
     int vanished = 0;
-    FileStat statBuffer = posix.newStatBuffer();
-    ReadBuffer mapsBuffer = new ReadBuffer();
-    List<Integer> pids;
-    try {
-      pids = listPids();
+    try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
+      int[] pids = proc.pids();
+      int[][] fds = {new int[64]};
+      for (int pid : pids) {
+        processes++;
+        if (wanted.length == 0) {
+          live.set(pid);
+          continue;
+        }
+        try {
+          int mapsLength = readMaps(proc, pid, wanted, index);
+          if (mapsLength < 0) {
+            vanished++;
+            continue;
+          }
+          if (mapsLength == 0) {
+            // No address space: a zombie (exited, not yet reaped by its parent) or a kernel thread.
+            // It holds nothing and never will; for "has every holder exited" it counts as gone.
+            continue;
+          }
+          live.set(pid);
+          if (!readFds(proc, pid, wanted, index, fds)) {
+            vanished++;
+            live.clear(pid);
+          }
+        } catch (AccessDeniedException e) {
+          live.set(pid); // unknown, so assumed alive
+          denied.computeIfAbsent(reason(e), k -> new ArrayList<>()).add(pid);
+        }
+      }
     } catch (IOException e) {
       return new HolderPass(HolderIndex.empty(), live, List.of("cannot list " + paths.proc() + ": " + e.getMessage()), 0, 0);
-    }
-    for (int pid : pids) {
-      processes++;
-      if (wanted.length == 0) {
-        live.set(pid);
-        continue;
-      }
-      String pidName = Integer.toString(pid);
-      try {
-        if (!readMaps(pid, paths.proc(pidName, "maps"), wanted, index, mapsBuffer)) {
-          vanished++;
-          continue;
-        }
-        if (mapsBuffer.length() == 0) {
-          // No address space: a zombie (exited, not yet reaped by its parent) or a kernel thread.
-          // It holds nothing and never will; for "has every holder exited" it counts as gone.
-          continue;
-        }
-        live.set(pid);
-        if (!readFds(pid, paths.proc(pidName, "fd"), wanted, index, statBuffer)) {
-          vanished++;
-          live.clear(pid);
-        }
-      } catch (AccessDeniedException e) {
-        live.set(pid); // unknown, so assumed alive
-        denied.computeIfAbsent(reason(e), k -> new ArrayList<>()).add(pid);
-      }
     }
     List<String> problems = new ArrayList<>();
     denied.forEach((why, list) -> problems.add(describeDenied(why, list)));
     return new HolderPass(index.build(), live, problems, processes, vanished);
   }
 
-  private List<Integer> listPids() throws IOException {
-    List<Integer> pids = new ArrayList<>(512);
-    try (DirectoryStream<Path> dir = Files.newDirectoryStream(paths.proc())) {
-      for (Path p : dir) {
-        String name = p.getFileName().toString();
-        if (ProcFiles.isPid(name)) {
-          pids.add(Integer.parseInt(name));
-        }
-      }
+  /** Reads one maps file; its length, or -1 if the process has gone. */
+  private int readMaps(ProcCalls proc, int pid, long[] wanted, HolderIndex.Builder index) throws AccessDeniedException {
+    int length = proc.readFile(pid, "maps");
+    if (length < 0) {
+      gone(-length, pid, "maps", "permission denied"); // throws unless the process has gone
+      return -1;
     }
-    pids.sort(null);
-    return pids;
-  }
-
-  /** Reads one maps file; false if the process has gone. */
-  private static boolean readMaps(int pid, Path maps, long[] wanted, HolderIndex.Builder index, ReadBuffer buf)
-      throws AccessDeniedException {
-    if (!buf.fill(maps)) {
-      return false;
-    }
-    MapsParser.forEachMatch(buf.bytes(), buf.length(), wanted, (dev, ino, length, path) -> {
+    MapsParser.forEachMatch(proc.bytes(), length, wanted, (dev, ino, size, path) -> {
       boolean deleted = path.endsWith(" (deleted)");
-      index.add(new FileKey(dev, ino), new HolderRef(pid, Access.MAP, path, deleted, length));
+      index.add(new FileKey(dev, ino), new HolderRef(pid, Access.MAP, path, deleted, size));
     });
-    return true;
+    return length;
   }
 
   /** Reads one fd table; false if the process has gone. */
-  private boolean readFds(int pid, Path fdDir, long[] wanted, HolderIndex.Builder index, FileStat buf)
+  private boolean readFds(ProcCalls proc, int pid, long[] wanted, HolderIndex.Builder index, int[][] fds)
       throws AccessDeniedException {
-    try (DirectoryStream<Path> dir = Files.newDirectoryStream(fdDir)) {
-      for (Path fd : dir) {
-        Posix.FileId id = posix.statFollow(fd.toString(), buf);
-        if (id == null) {
-          int errno = posix.errno();
-          if (errno == EACCES || errno == EPERM) {
-            throw new AccessDeniedException(fd.toString(), null, "stat denied");
+    int dir = proc.openFdDir(pid);
+    if (dir < 0) {
+      return !gone(-dir, pid, "fd", "permission denied");
+    }
+    try {
+      int count = proc.fdNumbers(dir, fds);
+      if (count < 0) {
+        return !gone(-count, pid, "fd", "permission denied");
+      }
+      int[] list = fds[0];
+      for (int i = 0; i < count; i++) {
+        int fd = list[i];
+        int rc = proc.statFd(dir, fd);
+        if (rc < 0) {
+          if (-rc == ProcCalls.EACCES || -rc == ProcCalls.EPERM) {
+            throw new AccessDeniedException(paths.proc(Integer.toString(pid), "fd", Integer.toString(fd)).toString(), null,
+                "stat denied");
           }
           continue; // closed while we looked
         }
-        Dev dev = Dev.fromEncoded(id.encodedDev());
-        if (contains(wanted, dev)) {
-          String target = ProcFiles.readLinkOrNull(fd);
+        long key = ((long) proc.devMajor() << 32) | (proc.devMinor() & 0xffffffffL);
+        if (contains(wanted, key)) {
+          long ino = proc.ino();
+          long size = proc.size();
+          String target = proc.readFdLink(dir, fd);
           String path = target == null ? "?" : target;
-          index.add(new FileKey(dev, id.ino()), new HolderRef(pid, Access.FD, path, path.endsWith(" (deleted)"), buf.st_size()));
+          index.add(new FileKey(Dev.of(proc.devMajor(), proc.devMinor()), ino),
+              new HolderRef(pid, Access.FD, path, path.endsWith(" (deleted)"), size));
         }
       }
       return true;
-    } catch (NoSuchFileException e) {
-      return false;
-    } catch (AccessDeniedException e) {
-      throw e;
-    } catch (DirectoryIteratorException e) {
-      if (ProcFiles.isGone(e.getCause())) {
-        return false;
-      }
-      throw new AccessDeniedException(fdDir.toString(), null, e.getCause().getMessage());
-    } catch (IOException e) {
-      if (ProcFiles.isGone(e)) {
-        return false;
-      }
-      throw new AccessDeniedException(fdDir.toString(), null, e.getMessage());
+    } finally {
+      proc.closeFd(dir);
     }
+  }
+
+  /**
+   * True when {@code errno} says the process has gone (it exited while we looked); any other
+   * failure makes the pass incomplete.
+   *
+   * @throws AccessDeniedException for every errno but ENOENT and ESRCH
+   */
+  private boolean gone(int errno, int pid, String file, String deniedReason) throws AccessDeniedException {
+    if (errno == ProcCalls.ENOENT || errno == ProcCalls.ESRCH) {
+      return true;
+    }
+    String where = paths.proc(Integer.toString(pid), file).toString();
+    if (errno == ProcCalls.EACCES || errno == ProcCalls.EPERM) {
+      throw new AccessDeniedException(where, null, deniedReason);
+    }
+    throw new AccessDeniedException(where, null, Errno.describe(errno));
   }
 
   static long[] encode(Collection<Dev> devs) {

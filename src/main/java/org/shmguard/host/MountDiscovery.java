@@ -2,7 +2,6 @@ package org.shmguard.host;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -14,6 +13,7 @@ import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.Linux;
+import org.shmguard.nativ.ProcCalls;
 import org.shmguard.nativ.StatxResult;
 
 /**
@@ -118,19 +118,16 @@ public final class MountDiscovery {
   private void discoverNamespaces(String ownNs, Map<Dev, List<String>> hostPathByDev, Map<Dev, ShmMount> found,
       List<String> warnings) {
     Map<String, List<Integer>> pidsByNs = new LinkedHashMap<>();
-    try (DirectoryStream<Path> dir = Files.newDirectoryStream(paths.proc())) {
-      for (Path p : dir) {
-        String name = p.getFileName().toString();
-        if (!ProcFiles.isPid(name)) {
-          continue;
-        }
-        String ns = ProcFiles.readLinkOrNull(p.resolve("ns").resolve("mnt"));
+    // Raw readlinkat relative to one /proc handle: this runs for every process on every pass.
+    try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
+      for (int pid : proc.pids()) {
+        String ns = proc.readLink(pid, "ns/mnt");
         if (ns == null || ns.equals(ownNs)) {
           continue;
         }
         List<Integer> pids = pidsByNs.computeIfAbsent(ns, k -> new ArrayList<>());
         if (pids.size() < PIDS_PER_NAMESPACE) {
-          pids.add(Integer.parseInt(name));
+          pids.add(pid);
         }
       }
     } catch (IOException e) {

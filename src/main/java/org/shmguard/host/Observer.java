@@ -33,6 +33,7 @@ public final class Observer {
   private final boolean auto;
   private final List<String> configured;
   private final Clock clock;
+  private MountDiscovery.Result lastFound;
 
   public Observer(HostPaths paths, boolean auto, List<String> configured, Clock clock) {
     this.discovery = new MountDiscovery(paths);
@@ -49,8 +50,19 @@ public final class Observer {
   }
 
   public Snapshot observe() {
+    return observe(false);
+  }
+
+  /**
+   * A snapshot; with {@code sameMounts}, the mounts found by the previous call are used again
+   * instead of reading every process's mount namespace. For a pass that only a holder's exit
+   * triggered: an exit creates no mount. Segments and holders are read afresh either way, and
+   * each mount's device is checked again when it is listed.
+   */
+  public Snapshot observe(boolean sameMounts) {
     var takenAt = clock.instant();
-    MountDiscovery.Result found = discovery.discover(auto, configured);
+    MountDiscovery.Result found = sameMounts && lastFound != null ? lastFound : discovery.discover(auto, configured);
+    lastFound = found;
     List<String> warnings = new ArrayList<>(found.warnings());
     List<ShmMount> mounts = new ArrayList<>();
     List<Segment> segments = new ArrayList<>();

@@ -44,17 +44,4 @@ final class ProcFiles {
     String m = e.getMessage();
     return m != null && (m.contains("No such process") || m.contains("No such file"));
   }
-
-  static boolean isPid(String name) {
-    if (name.isEmpty() || name.length() > 10) {
-      return false;
-    }
-    for (int i = 0; i < name.length(); i++) {
-      char c = name.charAt(i);
-      if (c < '0' || c > '9') {
-        return false;
-      }
-    }
-    return true;
-  }
 }

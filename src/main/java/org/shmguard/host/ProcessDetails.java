@@ -1,10 +1,13 @@
 package org.shmguard.host;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.nativ.Posix;
+import org.shmguard.nativ.ProcCalls;
 
 /**
  * Reads who a process is: command, uid and user, start time, container. Only for the few holders.
@@ -22,6 +25,7 @@ public final class ProcessDetails {
 
   private final HostPaths paths;
   private final Posix posix;
+  private ProcCalls proc;
   private final Map<Integer, ProcessInfo> seen = new LinkedHashMap<>(256, 0.75f, true) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<Integer, ProcessInfo> eldest) {
@@ -42,14 +46,20 @@ public final class ProcessDetails {
   public synchronized ProcessInfo read(int pid) {
     String p = Integer.toString(pid);
     try {
-      String stat = ProcFiles.readOrNull(paths.proc(p, "stat"));
-      if (stat == null) {
-        seen.remove(pid);
-        return null;
+      ProcCalls proc = proc();
+      int length = proc == null ? -ProcCalls.ENOENT : proc.readWholeRecordFile(pid, "stat");
+      if (length < 0) {
+        if (length == -ProcCalls.ENOENT || length == -ProcCalls.ESRCH) {
+          seen.remove(pid);
+          return null;
+        }
+        throw new AccessDeniedException(paths.proc(p, "stat").toString());
       }
       // The command in stat is the one /proc/PID/comm shows (the task's comm), in parentheses.
-      String comm = commFromStat(stat);
-      long start = startTicks(stat);
+      // Parsed from the bytes: the daemon reads every holder's stat on every pass.
+      byte[] stat = proc.bytes();
+      String comm = commFromStat(stat, length);
+      long start = startTicks(stat, length);
       ProcessInfo known = seen.get(pid);
       if (known != null && known.startTicks() == start && start >= 0 && known.command().equals(comm)) {
         return known;
@@ -68,6 +78,18 @@ public final class ProcessDetails {
     } catch (AccessDeniedException e) {
       return new ProcessInfo(pid, "?", -1, null, null, -1);
     }
+  }
+
+  /** A handle on /proc kept for the life of this object (one descriptor), or null if it cannot be opened. */
+  private ProcCalls proc() {
+    if (proc == null) {
+      try {
+        proc = ProcCalls.open(paths.proc().toString());
+      } catch (IOException e) {
+        return null;
+      }
+    }
+    return proc;
   }
 
   /** The container label of {@code pid}, or null. */
@@ -94,19 +116,48 @@ public final class ProcessDetails {
 
   /** Field 22 of /proc/PID/stat, counted after the command's closing parenthesis. */
   static long startTicks(String stat) {
-    int close = stat.lastIndexOf(')');
-    String[] f = stat.substring(close + 2).split(" ");
-    // f[0] is field 3 (state); field 22 is f[19].
-    try {
-      return f.length > 19 ? Long.parseLong(f[19]) : -1;
-    } catch (NumberFormatException e) {
-      return -1;
-    }
+    byte[] b = stat.getBytes(StandardCharsets.UTF_8);
+    return startTicks(b, b.length);
   }
 
-  private static String commFromStat(String stat) {
-    int open = stat.indexOf('(');
-    int close = stat.lastIndexOf(')');
-    return open >= 0 && close > open ? stat.substring(open + 1, close) : "?";
+  /** Field 22 of the stat bytes: the 20th space after the command's closing parenthesis starts it. */
+  static long startTicks(byte[] stat, int length) {
+    int i = lastIndexOf(stat, length, (byte) ')');
+    if (i < 0) {
+      return -1;
+    }
+    int spaces = 0;
+    for (i++; i < length && spaces < 20; i++) {
+      if (stat[i] == ' ') {
+        spaces++;
+      }
+    }
+    long v = 0;
+    int digits = 0;
+    for (; i < length && stat[i] >= '0' && stat[i] <= '9' && digits < 19; i++, digits++) {
+      v = v * 10 + (stat[i] - '0');
+    }
+    return spaces == 20 && digits > 0 ? v : -1;
+  }
+
+  private static String commFromStat(byte[] stat, int length) {
+    int open = -1;
+    for (int i = 0; i < length; i++) {
+      if (stat[i] == '(') {
+        open = i;
+        break;
+      }
+    }
+    int close = lastIndexOf(stat, length, (byte) ')');
+    return open >= 0 && close > open ? new String(stat, open + 1, close - open - 1, StandardCharsets.UTF_8) : "?";
+  }
+
+  private static int lastIndexOf(byte[] b, int length, byte c) {
+    for (int i = length - 1; i >= 0; i--) {
+      if (b[i] == c) {
+        return i;
+      }
+    }
+    return -1;
   }
 }

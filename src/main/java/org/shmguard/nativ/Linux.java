@@ -6,6 +6,8 @@ import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Platform;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -140,18 +142,23 @@ public final class Linux {
   List<byte[]> readNames(int fd) throws IOException {
     List<byte[]> names = new ArrayList<>();
     Memory buf = new Memory(32 * 1024);
+    // The records are copied out in one call and parsed in Java: reading the native buffer a byte
+    // at a time (one JNI call each) cost more than the getdents64 itself on a mount of many files.
+    byte[] records = new byte[(int) buf.size()];
+    ByteBuffer view = ByteBuffer.wrap(records).order(ByteOrder.nativeOrder());
     try {
       libc.lseek(fd, 0, 0);
       while (true) {
-        long n = libc.getdents64(fd, buf, buf.size());
+        int n = (int) libc.getdents64(fd, buf, buf.size());
         if (n <= 0) {
           return names;
         }
+        buf.read(0, records, 0, n);
         int off = 0;
         while (off < n) {
           // struct linux_dirent64 { u64 d_ino; s64 d_off; u16 d_reclen; u8 d_type; char d_name[]; }
-          int reclen = Short.toUnsignedInt(buf.getShort(off + 16));
-          byte[] name = readName(buf, off + 19, reclen - 19);
+          int reclen = Short.toUnsignedInt(view.getShort(off + 16));
+          byte[] name = readName(records, off + 19, off + reclen);
           if (!isDotOrDotDot(name)) {
             names.add(name);
           }
@@ -163,12 +170,12 @@ public final class Linux {
     }
   }
 
-  private static byte[] readName(Memory buf, long start, int max) {
-    int len = 0;
-    while (len < max && buf.getByte(start + len) != 0) {
-      len++;
+  private static byte[] readName(byte[] records, int start, int limit) {
+    int end = start;
+    while (end < limit && records[end] != 0) {
+      end++;
     }
-    return buf.getByteArray(start, len);
+    return Arrays.copyOfRange(records, start, end);
   }
 
   private static boolean isDotOrDotDot(byte[] name) {

@@ -1,0 +1,322 @@
+package org.shmguard.nativ;
+
+import com.sun.jna.LastErrorException;
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.NativeLibrary;
+import com.sun.jna.Platform;
+import com.sun.jna.Pointer;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+
+/**
+ * The system calls of a /proc pass (openat, read, getdents64, statx, readlinkat) through JNA's
+ * direct mapping, relative to one handle on /proc and with buffers reused for the whole pass.
+ *
+ * <p>Why: a JFR profile of the warm scan (README, Performance) found most of a scan in these
+ * system calls, and around them, as shmguard's own cost, a FileInputStream, Path objects and
+ * strings per process and per fd, and jnr-posix's per-call marshalling of a path String for each
+ * fd's stat. Here a pass allocates nothing per process or per fd that does not hold a watched file.
+ *
+ * <p>Every call answers an errno as a negative number instead of throwing, since "the process
+ * exited while we looked" (ENOENT, ESRCH) is normal on /proc and the caller decides what each
+ * errno means for the pass. Not thread-safe: one instance per pass (or per lock holder).
+ *
+ * <pre>{@code
+ * try (ProcCalls proc = ProcCalls.open("/proc")) {
+ *   int n = proc.readFile(42, "maps");   // bytes in proc.bytes(), or -errno
+ * }
+ * }</pre>
+ */
+public final class ProcCalls implements AutoCloseable {
+  public static final int EPERM = 1;
+  public static final int ENOENT = 2;
+  public static final int ESRCH = 3;
+  public static final int EACCES = 13;
+
+  private static final int AT_FDCWD = -100;
+  private static final int O_RDONLY = 0;
+  private static final int O_CLOEXEC = 0x80000;
+  private static final int O_DIRECTORY = Platform.isARM() ? 0x4000 : 0x10000;
+  /** dev and ino are always filled; the size is asked for; nothing else is needed. */
+  private static final int STATX_INO_SIZE = 0x100 | 0x200;
+
+  static {
+    Native.register(ProcCalls.class, NativeLibrary.getInstance("c"));
+  }
+
+  private static native int openat(int dirfd, byte[] path, int flags) throws LastErrorException;
+
+  private static native long read(int fd, Pointer buf, long count) throws LastErrorException;
+
+  private static native long getdents64(int fd, Pointer buf, long size) throws LastErrorException;
+
+  private static native int statx(int dirfd, byte[] path, int flags, int mask, byte[] buf) throws LastErrorException;
+
+  private static native long readlinkat(int dirfd, byte[] path, byte[] buf, long size) throws LastErrorException;
+
+  private static native int close(int fd) throws LastErrorException;
+
+  private final int procFd;
+  private final Memory nativeBuf = new Memory(64 * 1024);
+  private byte[] bytes = new byte[64 * 1024];
+  private final byte[] dents = new byte[32 * 1024];
+  private final ByteBuffer dentsView = ByteBuffer.wrap(dents).order(ByteOrder.nativeOrder());
+  private final byte[] statx = new byte[StatxResult.SIZE];
+  private final ByteBuffer statxView = ByteBuffer.wrap(statx).order(ByteOrder.nativeOrder());
+  private final byte[] link = new byte[4096];
+  private final byte[] name = new byte[64];
+
+  private ProcCalls(int procFd) {
+    this.procFd = procFd;
+  }
+
+  /** A handle on the /proc at {@code path}, for one pass. */
+  public static ProcCalls open(String path) throws java.io.IOException {
+    try {
+      return new ProcCalls(openat(AT_FDCWD, Linux.cString(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("open " + path, e);
+    }
+  }
+
+  /** The numeric entries of /proc (the pids), ascending. */
+  public int[] pids() throws java.io.IOException {
+    int[] pids = new int[512];
+    int count = 0;
+    try {
+      while (true) {
+        int n = (int) getdents64(procFd, nativeBuf, dents.length);
+        if (n <= 0) {
+          break;
+        }
+        nativeBuf.read(0, dents, 0, n);
+        for (int off = 0; off < n; ) {
+          int reclen = Short.toUnsignedInt(dentsView.getShort(off + 16));
+          int pid = number(dents, off + 19, off + reclen);
+          if (pid >= 0) {
+            if (count == pids.length) {
+              pids = Arrays.copyOf(pids, count * 2);
+            }
+            pids[count++] = pid;
+          }
+          off += reclen;
+        }
+      }
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("getdents64 of /proc", e);
+    }
+    int[] sorted = Arrays.copyOf(pids, count);
+    Arrays.sort(sorted);
+    return sorted;
+  }
+
+  /**
+   * Reads /proc/PID/NAME to its end into {@link #bytes()}.
+   *
+   * @return the length read, or -errno of the open or read that failed
+   */
+  public int readFile(int pid, String file) {
+    return readFile(pid, file, false);
+  }
+
+  /**
+   * Reads a /proc file whose whole text the kernel makes at once (a single_open file such as
+   * /proc/PID/stat): a read shorter than the buffer returned all of it, so the read that would
+   * only say "end of file" is left out. One system call fewer per holder per pass; not for maps or
+   * any file made record by record, where a short read does not mean the end.
+   */
+  public int readWholeRecordFile(int pid, String file) {
+    return readFile(pid, file, true);
+  }
+
+  private int readFile(int pid, String file, boolean shortReadIsEnd) {
+    int fd = openAt(pid, file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      return fd;
+    }
+    int length = 0;
+    try {
+      while (true) {
+        int n = (int) read(fd, nativeBuf, nativeBuf.size());
+        if (n <= 0) {
+          return length;
+        }
+        if (length + n > bytes.length) {
+          bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, length + n));
+        }
+        nativeBuf.read(0, bytes, length, n);
+        length += n;
+        if (shortReadIsEnd && n < nativeBuf.size()) {
+          return length;
+        }
+      }
+    } catch (LastErrorException e) {
+      return -e.getErrorCode();
+    } finally {
+      closeQuietly(fd);
+    }
+  }
+
+  /** The bytes of the last {@link #readFile}; valid until the next call. */
+  public byte[] bytes() {
+    return bytes;
+  }
+
+  /** Opens /proc/PID/fd; the descriptor, or -errno. */
+  public int openFdDir(int pid) {
+    return openAt(pid, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+
+  /**
+   * The fd numbers listed in an open /proc/PID/fd directory.
+   *
+   * @return how many were put in {@code into[0]} (grown as needed), or -errno
+   */
+  public int fdNumbers(int dirFd, int[][] into) {
+    int count = 0;
+    int[] fds = into[0];
+    try {
+      while (true) {
+        int n = (int) getdents64(dirFd, nativeBuf, dents.length);
+        if (n <= 0) {
+          into[0] = fds;
+          return count;
+        }
+        nativeBuf.read(0, dents, 0, n);
+        for (int off = 0; off < n; ) {
+          int reclen = Short.toUnsignedInt(dentsView.getShort(off + 16));
+          int fd = number(dents, off + 19, off + reclen);
+          if (fd >= 0) {
+            if (count == fds.length) {
+              fds = Arrays.copyOf(fds, count * 2);
+            }
+            fds[count++] = fd;
+          }
+          off += reclen;
+        }
+      }
+    } catch (LastErrorException e) {
+      return -e.getErrorCode();
+    }
+  }
+
+  /**
+   * statx through the fd link {@code fd} in an open /proc/PID/fd directory (the link is followed,
+   * so the result is the open file's); read it with {@link #devMajor()} and the others.
+   *
+   * @return 0, or -errno
+   */
+  public int statFd(int dirFd, int fd) {
+    try {
+      statx(dirFd, decimal(fd), 0, STATX_INO_SIZE, statx);
+      return 0;
+    } catch (LastErrorException e) {
+      return -e.getErrorCode();
+    }
+  }
+
+  public int devMajor() {
+    return statxView.getInt(136);
+  }
+
+  public int devMinor() {
+    return statxView.getInt(140);
+  }
+
+  public long ino() {
+    return statxView.getLong(32);
+  }
+
+  public long size() {
+    return statxView.getLong(40);
+  }
+
+  /** The text of the fd link {@code fd}, or null if it could not be read (closed meanwhile). */
+  public String readFdLink(int dirFd, int fd) {
+    return readLink(dirFd, decimal(fd));
+  }
+
+  /** The text of the link /proc/PID/PATH, or null if it could not be read. */
+  public String readLink(int pid, String path) {
+    byte[] p = relative(pid, path);
+    return readLink(procFd, p);
+  }
+
+  private String readLink(int dirFd, byte[] path) {
+    try {
+      int n = (int) readlinkat(dirFd, path, link, link.length);
+      return new String(link, 0, n, java.nio.charset.StandardCharsets.UTF_8);
+    } catch (LastErrorException e) {
+      return null;
+    }
+  }
+
+  public void closeFd(int fd) {
+    closeQuietly(fd);
+  }
+
+  @Override
+  public void close() {
+    closeQuietly(procFd);
+    nativeBuf.close(); // freed now rather than by JNA's cleaner thread after a collection
+  }
+
+  private int openAt(int pid, String file, int flags) {
+    try {
+      return openat(procFd, relative(pid, file), flags);
+    } catch (LastErrorException e) {
+      return -e.getErrorCode();
+    }
+  }
+
+  /** "PID/FILE\0" relative to the /proc handle, in a fresh array (JNA copies it anyway). */
+  private static byte[] relative(int pid, String file) {
+    String s = pid + "/" + file;
+    byte[] b = new byte[s.length() + 1];
+    for (int i = 0; i < s.length(); i++) {
+      b[i] = (byte) s.charAt(i);
+    }
+    return b;
+  }
+
+  /** The NUL-terminated decimal name of {@code n}, in the reused name buffer. */
+  private byte[] decimal(int n) {
+    int len = 1;
+    for (int v = n; v >= 10; v /= 10) {
+      len++;
+    }
+    for (int i = len - 1, v = n; i >= 0; i--, v /= 10) {
+      name[i] = (byte) ('0' + v % 10);
+    }
+    name[len] = 0;
+    return name;
+  }
+
+  /**
+   * The decimal number in a NUL-terminated dirent name, or -1 if it is not one. Every int is
+   * accepted (an fd number can have 10 digits where the fd limit is raised): a name skipped here
+   * would be an fd never looked at.
+   */
+  private static int number(byte[] b, int start, int limit) {
+    long v = 0;
+    int i = start;
+    for (; i < limit && b[i] != 0; i++) {
+      int d = b[i] - '0';
+      if (d < 0 || d > 9 || i - start >= 10) {
+        return -1;
+      }
+      v = v * 10 + d;
+    }
+    return i == start || v > Integer.MAX_VALUE ? -1 : (int) v;
+  }
+
+  private static void closeQuietly(int fd) {
+    try {
+      close(fd);
+    } catch (LastErrorException e) {
+      // a close of a /proc file cannot lose data; nothing to do
+    }
+  }
+}
