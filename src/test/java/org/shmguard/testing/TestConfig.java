@@ -16,12 +16,17 @@ import org.shmguard.config.ConfigLoader;
 public final class TestConfig {
   private TestConfig() {}
 
-  /** A file watching only {@code mounts}, with {@code extraYaml} appended under the reap section. */
+  /**
+   * A configuration file with {@code yaml}. Unless it says otherwise, the metrics endpoint is off:
+   * the sandbox shares the machine's network, and a daemon a test starts must not depend on port
+   * 9477 being free there.
+   */
   public static Path write(String yaml) {
     try {
       Files.createDirectories(Sandbox.MOUNTS);
       Path f = Files.createTempFile(Sandbox.MOUNTS, "config-", ".yaml");
-      Files.writeString(f, yaml);
+      boolean saysMetrics = yaml.lines().anyMatch(l -> l.startsWith("metrics:"));
+      Files.writeString(f, saysMetrics ? yaml : yaml + (yaml.isEmpty() || yaml.endsWith("\n") ? "" : "\n") + "metrics:\n  listen: \"\"\n");
       return f;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
