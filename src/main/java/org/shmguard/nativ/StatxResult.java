@@ -23,22 +23,10 @@ public record StatxResult(
   private static final int S_IFLNK = 0120000;
 
   static StatxResult read(Memory m) {
-    return new StatxResult(
-        m.getInt(136),
-        m.getInt(140),
-        m.getLong(32),
-        Short.toUnsignedInt(m.getShort(28)),
-        m.getInt(16),
-        m.getInt(20),
-        m.getLong(40),
-        m.getLong(48),
-        m.getLong(112),
-        m.getInt(120),
-        m.getLong(96),
-        m.getInt(104));
+    return read(m.getByteBuffer(0, SIZE).order(java.nio.ByteOrder.nativeOrder()));
   }
 
-  /** The same fields from a struct statx in a buffer of native byte order. */
+  /** The fields of a struct statx in a buffer of native byte order (offsets from linux/stat.h). */
   static StatxResult read(java.nio.ByteBuffer m) {
     return new StatxResult(
         m.getInt(136),
