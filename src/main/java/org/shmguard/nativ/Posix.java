@@ -3,15 +3,15 @@ package org.shmguard.nativ;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import jnr.posix.FileStat;
 import jnr.posix.POSIX;
 import jnr.posix.POSIXFactory;
 import jnr.posix.Passwd;
 import jnr.posix.util.DefaultPOSIXHandler;
 
 /**
- * Typed POSIX calls through jnr-posix: stat that follows links (for /proc/PID/fd entries), kill
- * with errno, and user names. Nothing else in shmguard uses jnr-posix.
+ * Typed POSIX calls through jnr-posix: user names (getpwuid, cached) and kill with its errno.
+ * Nothing else in shmguard uses jnr-posix. (The /proc pass once stat'ed fds through it; it now
+ * uses direct-mapped JNA calls on one /proc handle, {@link ProcCalls}, which measured faster.)
  */
 public final class Posix {
   private static final class Holder {
@@ -29,23 +29,6 @@ public final class Posix {
     return Holder.INSTANCE;
   }
 
-  /** Device and inode of what {@code path} leads to, or null if it cannot be stat'ed; errno() says why. */
-  public FileId statFollow(String path, FileStat buffer) {
-    if (posix.stat(path, buffer) != 0) {
-      return null;
-    }
-    return new FileId(buffer.dev(), buffer.ino());
-  }
-
-  /** A reusable stat buffer for {@link #statFollow}: one per thread, not shared. */
-  public FileStat newStatBuffer() {
-    return posix.allocateStat();
-  }
-
-  public int errno() {
-    return posix.errno();
-  }
-
   /** The login name of {@code uid}, or empty where the passwd database has none. */
   public Optional<String> userName(int uid) {
     return userNames.computeIfAbsent(uid, u -> {
@@ -58,7 +41,4 @@ public final class Posix {
   public int kill(int pid, int signal) {
     return posix.kill(pid, signal) == 0 ? 0 : posix.errno();
   }
-
-  /** What stat reported: st_dev as glibc encodes it, and st_ino. */
-  public record FileId(long encodedDev, long ino) {}
 }
