@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,9 +22,7 @@ class ServiceNotifyTest {
     Sandbox.require();
     try (TmpfsMount shm = TmpfsMount.create("size=8m,mode=1777");
         NotifySocket socket = NotifySocket.bind(Sandbox.MOUNTS.resolve("notify-" + ProcessHandle.current().pid()))) {
-      Path config = TestConfig.watching(shm.path(), "2m");
-      // Any free port: another daemon on this machine may already serve the default one.
-      Files.writeString(config, "metrics:\n  listen: \"127.0.0.1:0\"\n", StandardOpenOption.APPEND);
+      Path config = TestConfig.watching(shm.path(), "2m"); // metrics off: port 9477 may be taken here
       Path log = Sandbox.MOUNTS.resolve("daemon-" + ProcessHandle.current().pid() + ".log");
       ProcessBuilder pb = new ProcessBuilder(Sandbox.javaBinary(), "-XX:+UseSerialGC", "-Xmx64m", "-XX:TieredStopAtLevel=1",
           "-cp", System.getProperty("java.class.path"), "org.shmguard.cli.Main", "daemon", "-c", config.toString())
