@@ -11,17 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10}
-if [ "${SHMGUARD_BENCH_INSIDE:-}" != 1 ]; then
-  exec env SHMGUARD_BENCH_INSIDE=1 unshare -m -p -f --mount-proc --propagation private "$0" "$@"
-fi
-
-jar=$PWD/target/shmguard.jar
-java=${SHMGUARD_JAVA:-java}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mount -t tmpfs -o size=256m,mode=1777 bench-shm /dev/shm
+# shellcheck source=bench/sandbox.sh
+. bench/sandbox.sh
 mount -t tmpfs -o size=16m,mode=755 bench-run /run
-for i in $(seq -w 1 20); do head -c 9637892 /dev/zero > /dev/shm/nccl-Bench"$i"; done
 cat > "$work/config.yaml" <<YAML
 mounts: [auto]
 reap:

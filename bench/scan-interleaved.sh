@@ -5,15 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-30}
-if [ "${SHMGUARD_BENCH_INSIDE:-}" != 1 ]; then
-  exec env SHMGUARD_BENCH_INSIDE=1 unshare -m -p -f --mount-proc --propagation private "$0" "$@"
-fi
-jar=$PWD/target/shmguard.jar
-java=${SHMGUARD_JAVA:-java}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mount -t tmpfs -o size=256m,mode=1777 bench-shm /dev/shm
-for i in $(seq -w 1 20); do head -c 9637892 /dev/zero > /dev/shm/nccl-Bench"$i"; done
+# shellcheck source=bench/sandbox.sh
+. bench/sandbox.sh
 printf 'reap:\n  dryRun: true\n  requireHostPidNamespace: false\n' > "$work/config.yaml"
 "$java" -XX:DumpLoadedClassList="$work/classes.lst" -cp "$jar" org.shmguard.cli.Main scan --json -c "$work/config.yaml" >/dev/null
 "$java" -Xshare:dump -XX:SharedClassListFile="$work/classes.lst" -XX:SharedArchiveFile="$work/shmguard.jsa" -cp "$jar" >/dev/null
