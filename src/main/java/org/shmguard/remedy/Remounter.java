@@ -105,6 +105,9 @@ public final class Remounter {
       String optsAfter = after == null ? "(gone)" : options(after);
       long sizeAfter = h.usage().sizeBytes();
       LOG.warn("remounted {}: size {} -> {} bytes; options after: {}", name, d.fromBytes(), sizeAfter, optsAfter);
+      if (sizeAfter != d.toBytes()) {
+        LOG.error("after the remount of {}, its size is {} bytes, not the {} asked for", name, sizeAfter, d.toBytes());
+      }
       String changed = changedBesidesSize(before, after);
       if (changed != null || !MountReach.leadsTo(mount.path(), mount.mountId(), mount.dev())) {
         LOG.error("after the remount of {}, {}", name, changed != null ? changed
