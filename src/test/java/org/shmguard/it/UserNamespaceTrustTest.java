@@ -32,6 +32,7 @@ import org.shmguard.testing.Holder;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
+import org.shmguard.testing.UserNsAttacker;
 
 /**
  * What an ordinary user (uid 65534, with user namespaces of their own) can make shmguard do to
@@ -46,7 +47,7 @@ class UserNamespaceTrustTest {
   void aUserNamespaceWithAChrootIsOnlyReportedAndNeitherTheHostsNorItsOwnTmpfsIsRemountedOrReaped() throws Exception {
     MountEntry hostBefore = hostShm();
     long hostSizeBefore = sizeOf("/dev/shm");
-    try (Attacker a = Attacker.chroot("size=1m,mode=1777,noexec")) {
+    try (UserNsAttacker a = UserNsAttacker.chroot("size=1m,mode=1777,noexec")) {
       MountEntry atkBefore = a.shm();
       Path config = TestConfig.write("mounts: [auto]\nreap:\n  grace: 0s\n  requireHostPidNamespace: false\n");
 
@@ -70,7 +71,7 @@ class UserNamespaceTrustTest {
   void optedInAUserNamespaceIsRemountedThroughItsOwnRootSoTheHostsTmpfsIsUntouched() throws Exception {
     MountEntry hostBefore = hostShm();
     long hostSizeBefore = sizeOf("/dev/shm");
-    try (Attacker a = Attacker.chroot("size=1m,mode=1777,noexec")) {
+    try (UserNsAttacker a = UserNsAttacker.chroot("size=1m,mode=1777,noexec")) {
       MountEntry atkBefore = a.shm();
       Path config = TestConfig.write("mounts: [auto]\nreap:\n  requireHostPidNamespace: false\n"
           + "namespaces:\n  actInUserNamespaces: true\n");
@@ -99,7 +100,7 @@ class UserNamespaceTrustTest {
       Cmd.run("chown", "1000:1000", victimFile.toString());
       Path sub = Files.createDirectory(victim.path().resolve("sub"));
       Files.setPosixFilePermissions(sub, PosixFilePermissions.fromString("rwxrwxrwx"));
-      try (Attacker a = Attacker.bindAtDevShm(sub)) {
+      try (UserNsAttacker a = UserNsAttacker.bindAtDevShm(sub)) {
         assertThat(a.shm().root()).isEqualTo("/sub");
         for (String extra : List.of("", "namespaces:\n  actInUserNamespaces: true\n")) {
           Path config = TestConfig.write("mounts: [auto]\nreap:\n  grace: 0s\n  requireHostPidNamespace: false\n" + extra);
@@ -186,97 +187,6 @@ class UserNamespaceTrustTest {
   }
 
   // ---- helpers ----
-
-  /**
-   * An ordinary user's process: uid 65534 in a user namespace of its own (unshare -Ur) with a
-   * private mount namespace, its /dev/shm what the script makes it. Ended by pid; its mounts go
-   * with its namespace.
-   */
-  static final class Attacker implements AutoCloseable {
-    private final Process process;
-    private final Path dir;
-    private final Path shmFromHere;
-
-    private Attacker(Process process, Path dir, Path shmFromHere) {
-      this.process = process;
-      this.dir = dir;
-      this.shmFromHere = shmFromHere;
-    }
-
-    /** A chroot on a tmpfs of its own, whose /dev/shm is a tmpfs of {@code options}, 90% full and then made read-only. */
-    static Attacker chroot(String options) throws IOException {
-      Path dir = Files.createDirectories(Sandbox.MOUNTS.resolve("attacker-" + System.nanoTime()));
-      String script = """
-          set -e
-          R="$1"
-          mount -t tmpfs -o size=16m atk-root "$R"
-          mkdir -p "$R/usr" "$R/dev/shm"
-          ln -s usr/bin "$R/bin"; ln -s usr/lib "$R/lib"; ln -s usr/lib64 "$R/lib64"
-          mount --rbind /usr "$R/usr"
-          mount -t tmpfs -o "$2" atk-shm "$R/dev/shm"
-          head -c 921600 /dev/zero > "$R/dev/shm/filler"
-          head -c 4100 /dev/zero > "$R/dev/shm/nccl-Atk001"
-          mount --options-mode ignore -o "remount,ro,$2" "$R/dev/shm"
-          exec chroot "$R" /bin/sh -c 'echo ready; exec sleep 600'
-          """;
-      return start(dir, script, dir.toString(), options);
-    }
-
-    /** Binds {@code dir} (a directory of someone else's tmpfs it can write) at its /dev/shm, and plants a file there. */
-    static Attacker bindAtDevShm(Path dir) throws IOException {
-      String script = """
-          set -e
-          mount --bind "$1" /dev/shm
-          head -c 4100 /dev/zero > /dev/shm/nccl-Atk001
-          echo ready
-          exec sleep 600
-          """;
-      return start(null, script, dir.toString());
-    }
-
-    private static Attacker start(Path dir, String script, String... args) throws IOException {
-      Sandbox.require();
-      List<String> cmd = new ArrayList<>(List.of("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
-          "unshare", "--user", "--map-root-user", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh"));
-      cmd.addAll(Arrays.asList(args));
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      String line = new String(p.getInputStream().readNBytes(6), StandardCharsets.UTF_8);
-      if (!line.equals("ready\n")) {
-        String rest = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.destroyForcibly();
-        throw new AssertionError("the attacker did not start: " + line + rest);
-      }
-      // setpriv, unshare, sh and chroot each exec the next: the sleeping process is the one started.
-      Path shm = Path.of("/proc", Long.toString(p.pid()), "root", "dev", "shm");
-      return new Attacker(p, dir, shm);
-    }
-
-    int pid() {
-      return (int) process.pid();
-    }
-
-    Path file(String name) {
-      return shmFromHere.resolve(name);
-    }
-
-    /** Its /dev/shm as its own mountinfo shows it. */
-    MountEntry shm() throws IOException {
-      return visibleAt(Path.of("/proc", Integer.toString(pid()), "mountinfo"), "/dev/shm");
-    }
-
-    @Override
-    public void close() throws IOException {
-      process.destroyForcibly();
-      try {
-        process.waitFor(10, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      if (dir != null) {
-        Files.deleteIfExists(dir);
-      }
-    }
-  }
 
   private static ShmMount namespaceMountOf(Path config, int pid) {
     return Engine.create(TestConfig.load(config), HostPaths.system()).judge().snapshot().mounts().stream()
