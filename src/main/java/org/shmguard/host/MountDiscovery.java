@@ -100,7 +100,8 @@ public final class MountDiscovery {
         warnings.add("configured mount " + path + " is not a mount point; not watched");
       } else if (!e.isTmpfs()) {
         warnings.add("configured mount " + path + " is " + e.fsType() + ", not tmpfs; not watched");
-      } else if (!found.containsKey(e.dev())) {
+      } else if (!found.containsKey(e.dev()) || !found.get(e.dev()).mayAct()) {
+        // Root named it: an ordinary user's namespace that shows the same tmpfs cannot make it report-only.
         Candidate reach = reachable(e.dev(), List.of(new Candidate(paths.resolve(path), e, ownMountinfo.toString())), warnings);
         if (reach != null) {
           found.put(e.dev(), new ShmMount(e.dev(), reach.path(), path, MountOrigin.CONFIGURED,

@@ -121,6 +121,31 @@ class UserNamespaceTrustTest {
     }
   }
 
+  @Test
+  void aUserNamespaceThatShowsRootsConfiguredTmpfsCannotStopReapingThere() throws Exception {
+    try (TmpfsMount configured = TmpfsMount.create("size=4m,mode=1777");
+        UserNsAttacker a = UserNsAttacker.bindAtDevShm(configured.path())) {
+      Path leaked = configured.createSegment("nccl-RootLeak", 4100);
+      Path config = TestConfig.write("mounts: [auto, " + configured.path() + "]\nreap:\n  grace: 0s\n"
+          + "  requireHostPidNamespace: false\n");
+
+      JsonNode scan = CliRun.scanJson(config);
+      CliRun clean = CliRun.of("clean", "-c", config.toString());
+
+      JsonNode m = null;
+      for (JsonNode x : scan.get("mounts")) {
+        if (x.get("dev").asText().equals(configured.dev().toString())) {
+          m = x;
+        }
+      }
+      assertThat(m).as("the configured mount in %s", scan.get("mounts")).isNotNull();
+      assertThat(m.get("origin").asText()).isEqualTo("configured");
+      assertThat(m.path("reportOnly").isMissingNode()).isTrue();
+      assertThat(clean.status()).as(clean.err()).isZero();
+      assertThat(leaked).doesNotExist();
+    }
+  }
+
   // ---- (3) a container root made: still reaped in, and remounted with only its size changed ----
 
   @Test
