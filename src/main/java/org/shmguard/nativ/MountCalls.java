@@ -35,7 +35,6 @@ public final class MountCalls {
   /** _IO(0xb7, 0x1): _IOC_NONE is 0, so the number is just type << 8 | nr. */
   static final long NS_GET_USERNS = 0xb701;
   static final int AT_EMPTY_PATH = 0x1000;
-  static final int AT_SYMLINK_NOFOLLOW = 0x100;
   static final int STATX_BASIC_STATS = 0x7ff;
   static final int STATX_MNT_ID = 0x1000;
   static final long STATX_ATTR_MOUNT_ROOT = 0x2000;

@@ -37,7 +37,6 @@ import org.slf4j.LoggerFactory;
 public final class Remounter {
   private static final Logger LOG = LoggerFactory.getLogger(Remounter.class);
   private final RemountPolicy policy;
-  private final HostPaths paths;
   private final long ramBytes;
   private final Clock clock;
   private final Map<Dev, Instant> lastRemount = new ConcurrentHashMap<>();
@@ -45,7 +44,6 @@ public final class Remounter {
 
   public Remounter(RemountPolicy policy, HostPaths paths, long ramBytes, Clock clock) {
     this.policy = policy;
-    this.paths = paths;
     this.ramBytes = ramBytes;
     this.clock = clock;
   }
