@@ -40,7 +40,7 @@ public final class Bench {
 
     if (params.scan()) {
       log("scan: %d processes, %d segments, %d rounds", params.processes(), params.segments(), params.rounds());
-      try (Fixture f = Fixture.create(tools, SHM, params.processes(), params.segments())) {
+      try (Fixture f = Fixture.create(tools, SHM, params.processes(), params.segments(), params.threadedEvery())) {
         ScanBench.Figures fig = scan.measure(f, params.rounds(), true);
         putScan(results, fig);
         StageBreakdown.measure(results, config, params.rounds());
@@ -51,8 +51,12 @@ public final class Bench {
         results.missing(k, "scan comparison skipped (-Dbench.scan=false)");
       }
     }
+    if (params.reap()) {
+      log("reap: %d leaked files a round, %d rounds", params.reapFiles(), params.rounds());
+      ReapBench.run(results, params, tools);
+    }
     if (params.scaling()) {
-      scaling(results, tools, scan);
+      scaling(results, tools, scan, params.threadedEvery());
     }
     if (params.daemon()) {
       DaemonBench.run(results, params, tools);
@@ -97,7 +101,45 @@ public final class Bench {
     r.note("scan.floorFull", "procfloor \"full\": the kernel work of a whole shmguard scan without parsing: the floor "
         + "plus a stat through every fd, a readlink of every ns/mnt, a read of every /proc/PID/stat, an lstat of every "
         + "file in the mount; ratioFloorFull = shmguard / floorFull shows shmguard's own overhead");
+    putSafetyChecks(r, f);
     r.note("scan.fuser", "fuser FILE... over every segment file, whole process; lsof -n -P -w +f -- /dev/shm likewise");
+  }
+
+  /**
+   * What issue 11's holder checks cost a pass: the kernel work of a scan that keeps them
+   * (floorSafe) against the one before them (floorFull), and shmguard's warm scan against both.
+   */
+  private static void putSafetyChecks(Results r, ScanBench.Figures f) {
+    putTiming(r, "scan.floorSafe", f.floorSafe());
+    r.put("scan.floorSafe.threadTables", f.lastSafe().threadTables());
+    r.put("scan.floorSafe.fdinfos", f.lastSafe().fdinfos());
+    r.put("scan.ratioFloorSafe", f.ratio(f.floorSafe()));
+    double cost = f.floorSafe().cpu().median() - f.floorFull().cpu().median();
+    r.put("scan.safetyChecksCpuMs", cost);
+    r.put("scan.shmguardReadsThreadTables", hasClass("org.shmguard.host.ProcessReader"));
+    r.note("scan.floorSafe", "procfloor \"safe\": the kernel work of a whole scan that keeps issue 11's holder rules: "
+        + "per process a statx of /proc/PID/task (thread count) and its maps; per fd table a readlink of each fd, and "
+        + "for each that is not a socket, pipe or anon inode a read of its fdinfo (mnt_id, ino), a statx through the "
+        + "link only for fds on the watched mount; for a process with several threads a listing of /proc/PID/task and "
+        + "a kcmp(KCMP_FILES) per thread, reading /proc/PID/task/TID/fd where the table is another; plus, as floorFull, "
+        + "the ns/mnt readlink, the stat read, an lstat of every file, and one mountinfo read. The fixture gives every "
+        + "bench.threadedEvery-th holder (4 by default) 3 threads, one with its own fd table (threadTables: such tables read in "
+        + "the last pass)");
+    r.note("scan.safetyChecksCpuMs", String.format(java.util.Locale.ROOT, "the kernel work issue 11's checks add to "
+        + "a pass, floorSafe - floorFull: %.1f ms of %.1f ms (CPU medians); shmguard's warm scan, %.1f ms, is %.2f x "
+        + "floorFull and %.2f x floorSafe; shmguardReadsThreadTables says whether the build measured has those checks",
+        cost, f.floorSafe().cpu().median(), f.shmguard().cpu().median(), f.ratio(f.floorFull()),
+        f.ratio(f.floorSafe())));
+  }
+
+  /** Whether this build of shmguard has a class: tells which code the figures are of. */
+  static boolean hasClass(String name) {
+    try {
+      Class.forName(name, false, Bench.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException e) {
+      return false;
+    }
   }
 
   private static void putTiming(Results r, String key, ScanBench.Timing t) {
@@ -138,14 +180,14 @@ public final class Bench {
     r.note("scanCli.medianMs", "java -jar target/shmguard.jar scan --json, whole cold process, median of 5");
   }
 
-  private static void scaling(Results r, NativeTools tools, ScanBench scan) throws Exception {
+  private static void scaling(Results r, NativeTools tools, ScanBench scan, int threadedEvery) throws Exception {
     int[] procs = {100, 400, 1600};
     int[] segs = {1000, 4000, 16000};
     double[][] ms = new double[3][3];
     for (int i = 0; i < 3; i++) {
       for (int j = 0; j < 3; j++) {
         log("scaling: %d processes, %d segments", procs[i], segs[j]);
-        try (Fixture f = Fixture.create(tools, SHM, procs[i], segs[j])) {
+        try (Fixture f = Fixture.create(tools, SHM, procs[i], segs[j], threadedEvery)) {
           ScanBench.Figures fig = scan.measure(f, 11, false);
           ms[i][j] = fig.shmguard().cpu().median();
           String key = "scaling.p" + procs[i] + "_s" + segs[j];
