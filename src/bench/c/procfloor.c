@@ -4,26 +4,26 @@
  * no readlink, no parsing). It stays up and runs one pass per line read from stdin, so the bench
  * can time it warm, interleaved with the other scanners, without process start-up in the figure.
  *
- * A line "full DIR" asks instead for the kernel work of a whole shmguard scan as it was before
- * the holder checks of issue 11, still without parsing: the same, plus a stat through every fd
- * link, a readlink of every /proc/PID/ns/mnt, a read of every /proc/PID/stat, and an lstat
- * (fstatat) of every entry of DIR. It tells how much of shmguard's time is the kernel's and how
- * much its own.
+ * A line "full DIR" asks instead for the kernel work of a whole shmguard scan that keeps the
+ * holder rules of issue 11, parsing only the one number it must (fdinfo's mnt_id): per process, a
+ * statx of /proc/PID/task (its link count is the thread count) and its maps; for every fd table it
+ * reads, a readlink of each fd (a link not starting with '/' is a socket, pipe or anon inode:
+ * done), for the others a read of /proc/PID/.../fdinfo/N (mount id and inode, where a stat would
+ * ask the file's filesystem), and a statx through the fd link (AT_STATX_DONT_SYNC) only where
+ * mnt_id is DIR's mount; for a process with more than one thread, a listing of /proc/PID/task and
+ * a kcmp(KCMP_FILES) of each other thread with every fd table read so far, reading
+ * /proc/PID/task/TID/fd the same way when its table is another; a readlink of every
+ * /proc/PID/ns/mnt, a read of every /proc/PID/stat, an lstat (fstatat) of every entry of DIR, and
+ * once per pass a read of /proc/self/mountinfo (mount ids to devices). It tells how much of
+ * shmguard's time is the kernel's and how much its own.
  *
- * A line "safe DIR" asks for the kernel work of a whole scan that keeps the holder rules of issue
- * 11, parsing only the one number it must (fdinfo's mnt_id): per process, a statx of
- * /proc/PID/task (its link count is the thread count) and its maps; for every fd table it reads,
- * a readlink of each fd (a link not starting with '/' is a socket, pipe or anon inode: done), for
- * the others a read of /proc/PID/.../fdinfo/N, and a statx through the fd link (AT_STATX_DONT_SYNC)
- * only where mnt_id is DIR's mount; for a process with more than one thread, a listing of
- * /proc/PID/task and a kcmp(KCMP_FILES) of each other thread with every fd table read so far,
- * reading /proc/PID/task/TID/fd the same way when its table is a new one; then, as "full" does,
- * the ns/mnt readlink, the stat read, and an lstat of every entry of DIR; and once per pass a read
- * of /proc/self/mountinfo (mount ids to devices).
+ * A line "old DIR" asks for the kernel work of a whole scan as it was before issue 11: the floor,
+ * plus a stat through every fd link (the leader's table only), the ns/mnt readlink, the stat read
+ * and the lstat of every entry of DIR. "full" minus "old" is what issue 11's checks cost a pass.
  *
  * stdout, per pass: "NANOS CPU_NANOS PROCESSES MAPS_BYTES FD_ENTRIES TABLES FDINFOS" (wall and CPU
  * time of the pass; TABLES: fd tables of threads other than the leader read; FDINFOS: fdinfo files
- * read; both 0 but in "safe")
+ * read; both 0 but in "full")
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -69,7 +69,7 @@ static long mnt_id_of(long length) {
   return at == NULL ? -1 : strtol(at + 7, NULL, 10);
 }
 
-/* The mount id of DIR, from the fdinfo of an fd on it (the way a safe pass learns an fd's mount). */
+/* The mount id of DIR, from the fdinfo of an fd on it (the way a "full" pass learns an fd's mount). */
 static long mount_id_of(const char *dir) {
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return -1;
@@ -84,8 +84,8 @@ struct counts {
   long procs, bytes, fds, tables, fdinfos;
 };
 
-/* The fd table of TASK ("PID" or "PID/task/TID") as a safe pass reads it. */
-static void safe_fd_table(int proc, const char *task, long watched, struct counts *c) {
+/* The fd table of TASK ("PID" or "PID/task/TID") as a "full" pass reads it. */
+static void checked_fd_table(int proc, const char *task, long watched, struct counts *c) {
   char path[300];
   char link[300];
   snprintf(path, sizeof path, "%s/fd", task);
@@ -103,11 +103,12 @@ static void safe_fd_table(int proc, const char *task, long watched, struct count
     c->fds++;
     ssize_t n = readlinkat(dfd, f->d_name, link, sizeof link);
     if (n > 0 && link[0] != '/') continue; /* socket:[..], pipe:[..], anon_inode:.. */
-    if (info < 0) {
+    if (info == -1) {
       snprintf(path, sizeof path, "%s/fdinfo", task);
       info = openat(proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (info < 0) break;
+      if (info < 0) info = -2; /* not readable (a scanner would stop here): the fds are still counted */
     }
+    if (info < 0) continue;
     long len = slurp(info, f->d_name);
     if (len < 0) continue;
     c->fdinfos++;
@@ -121,7 +122,7 @@ static void safe_fd_table(int proc, const char *task, long watched, struct count
 }
 
 /* The other threads of a multi-threaded PID: each one's fd table unless kcmp says it was read. */
-static void safe_threads(int proc, const char *pid, struct counts *c, long watched) {
+static void thread_fd_tables(int proc, const char *pid, struct counts *c, long watched) {
   char path[600];
   int tables[MAX_TABLES];
   int count = 0;
@@ -146,7 +147,7 @@ static void safe_threads(int proc, const char *pid, struct counts *c, long watch
     }
     if (shared) continue;
     snprintf(path, sizeof path, "%s/task/%s", pid, e->d_name);
-    safe_fd_table(proc, path, watched, c);
+    checked_fd_table(proc, path, watched, c);
     c->tables++;
     if (count < MAX_TABLES) tables[count++] = tid;
   }
@@ -171,13 +172,13 @@ int main(void) {
   while (fgets(line, sizeof line, stdin) != NULL) {
     line[strcspn(line, "\n")] = 0;
     int full = strncmp(line, "full ", 5) == 0;
-    int safe = strncmp(line, "safe ", 5) == 0;
-    const char *dir = line + 5;
+    int old = strncmp(line, "old ", 4) == 0; /* the whole scan before issue 11 */
+    const char *dir = line + (old ? 4 : 5);
     long start = clock_ns(CLOCK_MONOTONIC);
     long cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     struct counts c = {0, 0, 0, 0, 0};
     long watched = -2;
-    if (safe) {
+    if (full) {
       watched = mount_id_of(dir);
       slurp(AT_FDCWD, "/proc/self/mountinfo");
     }
@@ -191,7 +192,7 @@ int main(void) {
       if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
       c.procs++;
       int threads = 1;
-      if (safe) {
+      if (full) {
         struct statx stx;
         snprintf(path, sizeof path, "%s/task", e->d_name);
         if (statx(dirfd(procs), path, 0, STATX_NLINK, &stx) == 0) threads = (int) stx.stx_nlink - 2;
@@ -203,9 +204,9 @@ int main(void) {
         while ((n = read(fd, buf, sizeof buf)) > 0) c.bytes += n;
         close(fd);
       }
-      if (safe) {
-        safe_fd_table(dirfd(procs), e->d_name, watched, &c);
-        if (threads > 1) safe_threads(dirfd(procs), e->d_name, &c, watched);
+      if (full) {
+        checked_fd_table(dirfd(procs), e->d_name, watched, &c);
+        if (threads > 1) thread_fd_tables(dirfd(procs), e->d_name, &c, watched);
       } else {
         snprintf(path, sizeof path, "/proc/%s/fd", e->d_name);
         DIR *d = opendir(path);
@@ -215,12 +216,12 @@ int main(void) {
             if (f->d_name[0] == '.') continue;
             c.fds++;
             struct stat st;
-            if (full) fstatat(dirfd(d), f->d_name, &st, 0);
+            if (old) fstatat(dirfd(d), f->d_name, &st, 0);
           }
           closedir(d);
         }
       }
-      if (full || safe) {
+      if (full || old) {
         snprintf(path, sizeof path, "/proc/%s/ns/mnt", e->d_name);
         if (readlink(path, link, sizeof link) < 0) link[0] = 0;
         snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
@@ -233,7 +234,7 @@ int main(void) {
       }
     }
     closedir(procs);
-    if (full || safe) lstat_all(dir);
+    if (full || old) lstat_all(dir);
     printf("%ld %ld %ld %ld %ld %ld %ld\n", clock_ns(CLOCK_MONOTONIC) - start, clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu,
         c.procs, c.bytes, c.fds, c.tables, c.fdinfos);
     fflush(stdout);

@@ -98,38 +98,39 @@ public final class Bench {
     r.note("scan.shmguard", "Engine.judge() in one warm JVM: mount discovery, segment listing, one /proc pass, "
         + "holder details, verdicts; nothing reaped");
     r.note("scan.floor", "procfloor: read every /proc/PID/maps and list every /proc/PID/fd, timed inside the process");
-    r.note("scan.floorFull", "procfloor \"full\": the kernel work of a whole shmguard scan without parsing: the floor "
-        + "plus a stat through every fd, a readlink of every ns/mnt, a read of every /proc/PID/stat, an lstat of every "
-        + "file in the mount; ratioFloorFull = shmguard / floorFull shows shmguard's own overhead");
     putSafetyChecks(r, f);
     r.note("scan.fuser", "fuser FILE... over every segment file, whole process; lsof -n -P -w +f -- /dev/shm likewise");
   }
 
   /**
-   * What issue 11's holder checks cost a pass: the kernel work of a scan that keeps them
-   * (floorSafe) against the one before them (floorFull), and shmguard's warm scan against both.
+   * What issue 11's holder checks cost a pass: the kernel work of a complete scan that keeps them
+   * (floorFull) against the one before them (floorFullOld), and shmguard's warm scan against both.
    */
   private static void putSafetyChecks(Results r, ScanBench.Figures f) {
-    putTiming(r, "scan.floorSafe", f.floorSafe());
-    r.put("scan.floorSafe.threadTables", f.lastSafe().threadTables());
-    r.put("scan.floorSafe.fdinfos", f.lastSafe().fdinfos());
-    r.put("scan.ratioFloorSafe", f.ratio(f.floorSafe()));
-    double cost = f.floorSafe().cpu().median() - f.floorFull().cpu().median();
+    putTiming(r, "scan.floorFullOld", f.floorFullOld());
+    r.put("scan.floorFull.threadTables", f.lastFull().threadTables());
+    r.put("scan.floorFull.fdinfos", f.lastFull().fdinfos());
+    r.put("scan.ratioFloorFullOld", f.ratio(f.floorFullOld()));
+    double cost = f.floorFull().cpu().median() - f.floorFullOld().cpu().median();
     r.put("scan.safetyChecksCpuMs", cost);
     r.put("scan.shmguardReadsThreadTables", hasClass("org.shmguard.host.ProcessReader"));
-    r.note("scan.floorSafe", "procfloor \"safe\": the kernel work of a whole scan that keeps issue 11's holder rules: "
-        + "per process a statx of /proc/PID/task (thread count) and its maps; per fd table a readlink of each fd, and "
-        + "for each that is not a socket, pipe or anon inode a read of its fdinfo (mnt_id, ino), a statx through the "
-        + "link only for fds on the watched mount; for a process with several threads a listing of /proc/PID/task and "
-        + "a kcmp(KCMP_FILES) per thread, reading /proc/PID/task/TID/fd where the table is another; plus, as floorFull, "
-        + "the ns/mnt readlink, the stat read, an lstat of every file, and one mountinfo read. The fixture gives every "
-        + "bench.threadedEvery-th holder (4 by default) 3 threads, one with its own fd table (threadTables: such tables read in "
-        + "the last pass)");
+    r.note("scan.floorFull", "procfloor \"full\": the kernel work of a complete scan that keeps issue 11's holder "
+        + "rules, parsing only fdinfo's mnt_id: per process a statx of /proc/PID/task (thread count) and its maps; per "
+        + "fd table a readlink of each fd, and for each that is not a socket, pipe or anon inode a read of its fdinfo "
+        + "(mnt_id, ino), a statx through the link only for fds on the watched mount; for a process with several "
+        + "threads a listing of /proc/PID/task and a kcmp(KCMP_FILES) per thread, reading /proc/PID/task/TID/fd where "
+        + "the table is another; a readlink of every ns/mnt, a read of every /proc/PID/stat, an lstat of every file in "
+        + "the mount, one mountinfo read. ratioFloorFull = shmguard / floorFull is shmguard's own overhead. The "
+        + "fixture gives every bench.threadedEvery-th holder (4 by default) 3 threads, one with its own fd table "
+        + "(threadTables: such tables read in the last pass)");
+    r.note("scan.floorFullOld", "procfloor \"old\": the kernel work of a complete scan before issue 11 (the "
+        + "scan.floorFull of earlier runs): the floor plus a stat through every fd of each leader's table, a readlink "
+        + "of every ns/mnt, a read of every /proc/PID/stat, an lstat of every file in the mount");
     r.note("scan.safetyChecksCpuMs", String.format(java.util.Locale.ROOT, "the kernel work issue 11's checks add to "
-        + "a pass, floorSafe - floorFull: %.1f ms of %.1f ms (CPU medians); shmguard's warm scan, %.1f ms, is %.2f x "
-        + "floorFull and %.2f x floorSafe; shmguardReadsThreadTables says whether the build measured has those checks",
-        cost, f.floorSafe().cpu().median(), f.shmguard().cpu().median(), f.ratio(f.floorFull()),
-        f.ratio(f.floorSafe())));
+        + "a pass, floorFull - floorFullOld: %.1f ms of %.1f ms (CPU medians); shmguard's warm scan, %.1f ms, is "
+        + "%.2f x floorFull and %.2f x floorFullOld; shmguardReadsThreadTables says whether the build measured has "
+        + "those checks", cost, f.floorFull().cpu().median(), f.shmguard().cpu().median(), f.ratio(f.floorFull()),
+        f.ratio(f.floorFullOld())));
   }
 
   /** Whether this build of shmguard has a class: tells which code the figures are of. */
@@ -194,6 +195,7 @@ public final class Bench {
           r.put(key + ".shmguardCpuMs", fig.shmguard().cpu().median());
           r.put(key + ".floorCpuMs", fig.floor().cpu().median());
           r.put(key + ".floorFullCpuMs", fig.floorFull().cpu().median());
+          r.put(key + ".floorFullOldCpuMs", fig.floorFullOld().cpu().median());
           r.put(key + ".shmguardWallMs", fig.shmguard().wall().median());
           r.put(key + ".ratioFloor", fig.ratio(fig.floor()));
         }

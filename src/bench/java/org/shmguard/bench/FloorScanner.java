@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 final class FloorScanner implements AutoCloseable {
   /**
    * One floor pass: its duration and what it read ({@code threadTables}: fd tables of threads other
-   * than a leader read; {@code fdinfos}: fdinfo files read; both 0 but in a safe pass).
+   * than a leader read; {@code fdinfos}: fdinfo files read; both 0 but in a full pass).
    */
   record Pass(long nanos, long cpuNanos, int processes, long mapsBytes, long fdEntries, long threadTables, long fdinfos) {}
 
@@ -33,17 +33,18 @@ final class FloorScanner implements AutoCloseable {
     return request("\n");
   }
 
-  /** The kernel work of a whole scan of {@code mount}, without parsing (see procfloor.c). */
+  /**
+   * The kernel work of a whole scan of {@code mount} that keeps issue 11's holder rules, parsing only
+   * fdinfo's mnt_id: every thread's distinct fd table (kcmp), fdinfo instead of a stat through each
+   * fd (see procfloor.c).
+   */
   Pass fullPass(String mount) throws IOException {
     return request("full " + mount + "\n");
   }
 
-  /**
-   * The kernel work of a whole scan of {@code mount} that keeps issue 11's holder rules: every
-   * thread's distinct fd table (kcmp), fdinfo instead of a stat through each fd (see procfloor.c).
-   */
-  Pass safePass(String mount) throws IOException {
-    return request("safe " + mount + "\n");
+  /** The kernel work of a whole scan as it was before issue 11: a stat through every fd of each leader. */
+  Pass oldFullPass(String mount) throws IOException {
+    return request("old " + mount + "\n");
   }
 
   private Pass request(String ask) throws IOException {

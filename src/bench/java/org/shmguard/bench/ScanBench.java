@@ -24,9 +24,9 @@ import org.shmguard.policy.MountReport;
  */
 final class ScanBench {
   /** The figures of one fixture, and what each scanner found. */
-  record Figures(Timing shmguard, Stats shmguardThreadCpu, Timing floor, Timing floorFull, Timing floorSafe, Timing fuser,
+  record Figures(Timing shmguard, Stats shmguardThreadCpu, Timing floor, Timing floorFull, Timing floorFullOld, Timing fuser,
       Timing lsof, int processes, int segmentsSeen, int heldSeen, int hiddenSeen, int holderPids, int floorProcesses,
-      int fuserPids, int lsofPids, FloorScanner.Pass lastSafe) {
+      int fuserPids, int lsofPids, FloorScanner.Pass lastFull) {
 
     /** shmguard's median CPU time over the other's: what the ratios in results.json report. */
     double ratio(Timing other) {
@@ -76,9 +76,9 @@ final class ScanBench {
     List<Long> flCpu = new ArrayList<>();
     List<Long> ff = new ArrayList<>();
     List<Long> ffCpu = new ArrayList<>();
-    List<Long> fs = new ArrayList<>();
-    List<Long> fsCpu = new ArrayList<>();
-    FloorScanner.Pass lastSafe = null;
+    List<Long> fo = new ArrayList<>();
+    List<Long> foCpu = new ArrayList<>();
+    FloorScanner.Pass lastFull = null;
     List<Long> fu = new ArrayList<>();
     List<Long> fuCpu = new ArrayList<>();
     List<Long> ls = new ArrayList<>();
@@ -88,8 +88,8 @@ final class ScanBench {
     int floorProcesses = 0;
     try (FloorScanner floor = new FloorScanner(tools)) {
       floor.pass();
-      List<String> order = new ArrayList<>(withExternal ? List.of("shmguard", "floor", "floorFull", "floorSafe", "fuser", "lsof")
-          : List.of("shmguard", "floor", "floorFull", "floorSafe"));
+      List<String> order = new ArrayList<>(withExternal ? List.of("shmguard", "floor", "floorFull", "floorFullOld", "fuser", "lsof")
+          : List.of("shmguard", "floor", "floorFull", "floorFullOld"));
       for (int r = 0; r < rounds; r++) {
         Collections.shuffle(order, random);
         for (String who : order) {
@@ -110,14 +110,14 @@ final class ScanBench {
               floorProcesses = p.processes();
             }
             case "floorFull" -> {
-              FloorScanner.Pass p = floor.fullPass(fixture.mount().toString());
-              ff.add(p.nanos());
-              ffCpu.add(p.cpuNanos());
+              lastFull = floor.fullPass(fixture.mount().toString());
+              ff.add(lastFull.nanos());
+              ffCpu.add(lastFull.cpuNanos());
             }
-            case "floorSafe" -> {
-              lastSafe = floor.safePass(fixture.mount().toString());
-              fs.add(lastSafe.nanos());
-              fsCpu.add(lastSafe.cpuNanos());
+            case "floorFullOld" -> {
+              FloorScanner.Pass p = floor.oldFullPass(fixture.mount().toString());
+              fo.add(p.nanos());
+              foCpu.add(p.cpuNanos());
             }
             case "fuser" -> {
               ExternalTool.Run run = fuser.run();
@@ -149,7 +149,7 @@ final class ScanBench {
       m.hidden().forEach(h -> pids.addAll(h.pids()));
     }
     return new Figures(Timing.of(sg, sgCpu), Stats.ofNanos(sgThread), Timing.of(fl, flCpu), Timing.of(ff, ffCpu),
-        Timing.of(fs, fsCpu), Timing.of(fu, fuCpu), Timing.of(ls, lsCpu), last.snapshot().processesScanned(),
-        last.segments().size(), held, hidden, pids.size(), floorProcesses, fuserPids.size(), lsofPids.size(), lastSafe);
+        Timing.of(fo, foCpu), Timing.of(fu, fuCpu), Timing.of(ls, lsCpu), last.snapshot().processesScanned(),
+        last.segments().size(), held, hidden, pids.size(), floorProcesses, fuserPids.size(), lsofPids.size(), lastFull);
   }
 }
