@@ -28,7 +28,7 @@ import org.shmguard.remedy.Reaper;
  * {@link Reaper}, warm, in this JVM, against two floors in C that remove the same number of files
  * in the same tmpfs: plain unlinkat (no check at all) and the write-lease dance (open, F_SETLEASE
  * F_WRLCK, renameat2 to a hidden name, F_GETLEASE, unlinkat, close; in batches with one settle
- * wait each, as shmguard's lease does). Rounds interleave the three in a shuffled order.
+ * wait each, as shmguard's lease does, with its batch size and wait where the build has them). Rounds interleave the three in a shuffled order.
  *
  * <p>shmguard's figure is {@code Reaper.execute} alone, given a confirming /proc pass made just
  * before (untimed): the per-file checks, the lease where the build has it, and the unlinks. The
@@ -36,9 +36,12 @@ import org.shmguard.remedy.Reaper;
  * ({@code scan.stagesCpuMs.holders}).
  */
 final class ReapBench {
-  /** Files under lease at once and the wait per batch, as shmguard's LeasedUnlink (issue 11) does them. */
-  static final int LEASE_BATCH = 32;
-  static final long SETTLE_MICROS = 1000;
+  /**
+   * The lease floor's batch and wait: shmguard's own (LeasedUnlink's BATCH and SETTLE_MILLIS, read
+   * from the build measured) so that wall times compare, or these where the build has no lease.
+   */
+  private static final int DEFAULT_BATCH = 128;
+  private static final long DEFAULT_SETTLE_MICROS = 1000;
   private static final int WARMUP_ROUNDS = 10;
   private static final String CONFIG = String.join("\n",
       "mounts:",
@@ -60,8 +63,29 @@ final class ReapBench {
   private final List<Long> leWall = new ArrayList<>();
   private final List<Long> leCpu = new ArrayList<>();
   private final Map<String, Integer> notReaped = new TreeMap<>();
+  private int batch = DEFAULT_BATCH;
+  private long settleMicros = DEFAULT_SETTLE_MICROS;
+  private String batchSource = "the bench's defaults: the build measured has no lease";
 
   private ReapBench() {}
+
+  /** Takes the batch size and settle wait of shmguard's lease, where the build has one. */
+  private void leaseConstants() {
+    try {
+      Class<?> c = Class.forName("org.shmguard.remedy.LeasedUnlink", false, ReapBench.class.getClassLoader());
+      java.lang.reflect.Field b = c.getDeclaredField("BATCH");
+      java.lang.reflect.Field w = c.getDeclaredField("SETTLE_MILLIS");
+      b.setAccessible(true);
+      w.setAccessible(true);
+      batch = ((Number) b.get(null)).intValue();
+      settleMicros = ((Number) w.get(null)).longValue() * 1000;
+      batchSource = "LeasedUnlink.BATCH and SETTLE_MILLIS of the build measured";
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      if (Bench.hasClass("org.shmguard.remedy.LeasedUnlink")) {
+        batchSource = "the bench's defaults: LeasedUnlink's constants not found (" + e + ")";
+      }
+    }
+  }
 
   static void run(Results r, BenchParams params, NativeTools tools) throws Exception {
     new ReapBench().measure(r, params, tools);
@@ -69,6 +93,7 @@ final class ReapBench {
 
   private void measure(Results r, BenchParams params, NativeTools tools) throws Exception {
     int n = params.reapFiles();
+    leaseConstants();
     Fixture.mountTmpfs(Bench.SHM, "1g");
     try (ReapFloor floor = new ReapFloor(tools, Bench.SHM)) {
       Config config = ConfigLoader.parse(new StringReader(CONFIG), "the bench's reap configuration");
@@ -83,7 +108,7 @@ final class ReapBench {
           switch (who) {
             case "shmguard" -> shmguardRound(engine, scanner, n, timed);
             case "unlink" -> add(floor.unlink(), n, unWall, unCpu, timed, "unlink floor");
-            default -> add(floor.lease(LEASE_BATCH, SETTLE_MICROS), n, leWall, leCpu, timed, "lease floor");
+            default -> add(floor.lease(batch, settleMicros), n, leWall, leCpu, timed, "lease floor");
           }
         }
       }
@@ -137,6 +162,8 @@ final class ReapBench {
     r.put("reap.files", n);
     r.put("reap.rounds", sgCpu.size());
     r.put("reap.shmguardTakesLease", Bench.hasClass("org.shmguard.remedy.LeasedUnlink"));
+    r.put("reap.leaseBatch", batch);
+    r.put("reap.leaseSettleUs", settleMicros);
     Stats sg = micros(sgCpu);
     Stats un = micros(unCpu);
     Stats le = micros(leCpu);
@@ -160,11 +187,11 @@ final class ReapBench {
         + "remover: shmguard = Reaper.execute in this warm JVM (process CPU, GC included), given a confirming /proc "
         + "pass made just before and not timed (a per-pass cost: scan.stagesCpuMs.holders); floorUnlink = unlinkat "
         + "only; floorLease = open O_RDONLY|O_NOFOLLOW|O_NONBLOCK, F_SETLEASE F_WRLCK, renameat2 RENAME_NOREPLACE "
-        + "to a hidden name, F_GETLEASE, unlinkat, close, %d files a batch with one %d us wait each (so wall time "
-        + "holds about %.0f us a file of sleep, CPU time none); leaseCostCpuUs = floorLease - floorUnlink, "
+        + "to a hidden name, F_GETLEASE, unlinkat, close, %d files a batch with one %d us wait each (%s; so wall "
+        + "time holds about %.0f us a file of sleep, CPU time none); leaseCostCpuUs = floorLease - floorUnlink, "
         + "shmguardOverLeaseCpuUs = shmguard - floorLease; shmguardTakesLease says whether the build measured reaps "
-        + "through the write lease (issue 11)", sgCpu.size(), n, WARMUP_ROUNDS, LEASE_BATCH, SETTLE_MICROS,
-        (double) SETTLE_MICROS / LEASE_BATCH));
+        + "through the write lease (issue 11)", sgCpu.size(), n, WARMUP_ROUNDS, batch, settleMicros, batchSource,
+        (double) settleMicros / batch));
   }
 
   private static Stats micros(List<Long> nanos) {
