@@ -38,22 +38,30 @@ public final class Bench {
     Config config = ConfigLoader.defaults();
     ScanBench scan = new ScanBench(tools, config);
 
-    if (params.scan()) {
-      log("scan: %d processes, %d segments, %d rounds", params.processes(), params.segments(), params.rounds());
-      try (Fixture f = Fixture.create(tools, SHM, params.processes(), params.segments(), params.threadedEvery())) {
-        ScanBench.Figures fig = scan.measure(f, params.rounds(), true);
-        putScan(results, fig);
-        StageBreakdown.measure(results, config, params.rounds());
-        cliScan(results, params);
+    // -Dbench.baselineJar: another build, timed in the same rounds as this one (the cost of a change)
+    Baseline baseline = Baseline.start(params);
+    try {
+      if (params.scan()) {
+        log("scan: %d processes, %d segments, %d rounds", params.processes(), params.segments(), params.rounds());
+        try (Fixture f = Fixture.create(tools, SHM, params.processes(), params.segments(), params.threadedEvery())) {
+          ScanBench.Figures fig = scan.measure(f, params.rounds(), true, baseline);
+          putScan(results, fig);
+          StageBreakdown.measure(results, config, params.rounds());
+          cliScan(results, params);
+        }
+      } else {
+        for (String k : List.of("scan.ratioFuser", "scan.ratioLsof", "scan.ratioFloor")) {
+          results.missing(k, "scan comparison skipped (-Dbench.scan=false)");
+        }
       }
-    } else {
-      for (String k : List.of("scan.ratioFuser", "scan.ratioLsof", "scan.ratioFloor")) {
-        results.missing(k, "scan comparison skipped (-Dbench.scan=false)");
+      if (params.reap()) {
+        log("reap: %d leaked files a round, %d rounds", params.reapFiles(), params.rounds());
+        ReapBench.run(results, params, tools, baseline);
       }
-    }
-    if (params.reap()) {
-      log("reap: %d leaked files a round, %d rounds", params.reapFiles(), params.rounds());
-      ReapBench.run(results, params, tools);
+    } finally {
+      if (baseline != null) {
+        baseline.close();
+      }
     }
     if (params.scaling()) {
       scaling(results, tools, scan, params.threadedEvery());
@@ -114,6 +122,17 @@ public final class Bench {
     double cost = f.floorFull().cpu().median() - f.floorFullOld().cpu().median();
     r.put("scan.safetyChecksCpuMs", cost);
     r.put("scan.shmguardReadsThreadTables", hasClass("org.shmguard.host.ProcessReader"));
+    if (f.baseline() != null) {
+      putTiming(r, "scan.baseline", f.baseline());
+      r.put("scan.baseline.ratioFloorFullOld", f.baseline().cpu().median() / f.floorFullOld().cpu().median());
+      r.put("scan.safetyChecksShmguardCpuMs", f.shmguard().cpu().median() - f.baseline().cpu().median());
+      r.note("scan.baseline", "the warm scan (Engine.judge) of the build -Dbench.baselineJar=" + System.getProperty(
+          "bench.baselineJar") + ", in a JVM of its own, timed in the same shuffled rounds; "
+          + "safetyChecksShmguardCpuMs = this build's scan - the baseline's (CPU medians)");
+    } else {
+      r.missing("scan.safetyChecksShmguardCpuMs", "no -Dbench.baselineJar: this build's scan alone (give the jar of "
+          + "the build before a change to time both in the same rounds)");
+    }
     r.note("scan.floorFull", "procfloor \"full\": the kernel work of a complete scan that keeps issue 11's holder "
         + "rules, parsing only fdinfo's mnt_id: per process a statx of /proc/PID/task (thread count) and its maps; per "
         + "fd table a readlink of each fd, and for each that is not a socket, pipe or anon inode a read of its fdinfo "

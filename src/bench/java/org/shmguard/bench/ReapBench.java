@@ -43,7 +43,7 @@ final class ReapBench {
   private static final int DEFAULT_BATCH = 128;
   private static final long DEFAULT_SETTLE_MICROS = 1000;
   private static final int WARMUP_ROUNDS = 10;
-  private static final String CONFIG = String.join("\n",
+  static final String CONFIG = String.join("\n",
       "mounts:",
       "  - auto",
       "reap:",
@@ -62,6 +62,8 @@ final class ReapBench {
   private final List<Long> unCpu = new ArrayList<>();
   private final List<Long> leWall = new ArrayList<>();
   private final List<Long> leCpu = new ArrayList<>();
+  private final List<Long> blWall = new ArrayList<>();
+  private final List<Long> blCpu = new ArrayList<>();
   private final Map<String, Integer> notReaped = new TreeMap<>();
   private int batch = DEFAULT_BATCH;
   private long settleMicros = DEFAULT_SETTLE_MICROS;
@@ -87,11 +89,12 @@ final class ReapBench {
     }
   }
 
-  static void run(Results r, BenchParams params, NativeTools tools) throws Exception {
-    new ReapBench().measure(r, params, tools);
+  /** Measures, with {@code baseline} (another build, or null) timed in the same rounds. */
+  static void run(Results r, BenchParams params, NativeTools tools, Baseline baseline) throws Exception {
+    new ReapBench().measure(r, params, tools, baseline);
   }
 
-  private void measure(Results r, BenchParams params, NativeTools tools) throws Exception {
+  private void measure(Results r, BenchParams params, NativeTools tools, Baseline baseline) throws Exception {
     int n = params.reapFiles();
     leaseConstants();
     Fixture.mountTmpfs(Bench.SHM, "1g");
@@ -100,6 +103,9 @@ final class ReapBench {
       Engine engine = Engine.create(config, HostPaths.system());
       HolderScanner scanner = new HolderScanner(HostPaths.system());
       List<String> order = new ArrayList<>(List.of("shmguard", "unlink", "lease"));
+      if (baseline != null) {
+        order.add("baseline");
+      }
       for (int round = 0; round < WARMUP_ROUNDS + params.rounds(); round++) {
         boolean timed = round >= WARMUP_ROUNDS;
         Collections.shuffle(order, random);
@@ -108,6 +114,7 @@ final class ReapBench {
           switch (who) {
             case "shmguard" -> shmguardRound(engine, scanner, n, timed);
             case "unlink" -> add(floor.unlink(), n, unWall, unCpu, timed, "unlink floor");
+            case "baseline" -> baselineRound(baseline, n, timed);
             default -> add(floor.lease(batch, settleMicros), n, leWall, leCpu, timed, "lease floor");
           }
         }
@@ -147,6 +154,19 @@ final class ReapBench {
     }
   }
 
+  private void baselineRound(Baseline baseline, int n, boolean timed) throws Exception {
+    Thread.sleep(20); // as for this build: the files' ctime behind the judge's clock
+    Baseline.Run run = baseline.reap();
+    if (run.candidates() != n || run.reaped() != n) {
+      throw new IOException("the baseline build reaped " + run.reaped() + " of " + run.candidates() + " leaked files, "
+          + "expected " + n);
+    }
+    if (timed) {
+      blWall.add(run.nanos() / n);
+      blCpu.add(run.cpuNanos() / n);
+    }
+  }
+
   private static void add(ReapFloor.Run run, int n, List<Long> wall, List<Long> cpu, boolean timed, String who)
       throws IOException {
     if (run.done() != n) {
@@ -178,6 +198,14 @@ final class ReapBench {
     r.put("reap.shmguardOverLeaseCpuUs", sg.median() - le.median());
     r.put("reap.ratioFloorUnlink", sg.median() / un.median());
     r.put("reap.ratioFloorLease", sg.median() / le.median());
+    if (!blCpu.isEmpty()) {
+      Stats bl = micros(blCpu);
+      putMicros(r, "reap.baseline.cpuUs", bl);
+      putMicros(r, "reap.baseline.wallUs", micros(blWall));
+      r.put("reap.safetyChecksShmguardCpuUs", sg.median() - bl.median());
+      r.note("reap.baseline", "the Reaper of the build -Dbench.baselineJar=" + System.getProperty("bench.baselineJar")
+          + ", in a JVM of its own, same rounds, same measure; safetyChecksShmguardCpuUs = this build - the baseline");
+    }
     r.put("reap.notReaped", notReaped.values().stream().mapToInt(Integer::intValue).sum());
     if (!notReaped.isEmpty()) {
       r.note("reap.notReaped", "files shmguard's Reaper did not reap, by outcome: " + notReaped);

@@ -26,7 +26,7 @@ final class ScanBench {
   /** The figures of one fixture, and what each scanner found. */
   record Figures(Timing shmguard, Stats shmguardThreadCpu, Timing floor, Timing floorFull, Timing floorFullOld, Timing fuser,
       Timing lsof, int processes, int segmentsSeen, int heldSeen, int hiddenSeen, int holderPids, int floorProcesses,
-      int fuserPids, int lsofPids, FloorScanner.Pass lastFull) {
+      int fuserPids, int lsofPids, FloorScanner.Pass lastFull, Timing baseline) {
 
     /** shmguard's median CPU time over the other's: what the ratios in results.json report. */
     double ratio(Timing other) {
@@ -56,6 +56,12 @@ final class ScanBench {
   }
 
   Figures measure(Fixture fixture, int rounds, boolean withExternal) throws IOException, InterruptedException {
+    return measure(fixture, rounds, withExternal, null);
+  }
+
+  /** The same, with {@code baseline} (another build, or null) timed in the same rounds. */
+  Figures measure(Fixture fixture, int rounds, boolean withExternal, Baseline baseline)
+      throws IOException, InterruptedException {
     Engine engine = Engine.create(config, HostPaths.system());
     // Warm: the daemon's code is compiled by its second minute. Enough passes that the JIT has
     // finished, since process CPU time would count its compiler threads too.
@@ -79,6 +85,8 @@ final class ScanBench {
     List<Long> fo = new ArrayList<>();
     List<Long> foCpu = new ArrayList<>();
     FloorScanner.Pass lastFull = null;
+    List<Long> bl = new ArrayList<>();
+    List<Long> blCpu = new ArrayList<>();
     List<Long> fu = new ArrayList<>();
     List<Long> fuCpu = new ArrayList<>();
     List<Long> ls = new ArrayList<>();
@@ -90,6 +98,10 @@ final class ScanBench {
       floor.pass();
       List<String> order = new ArrayList<>(withExternal ? List.of("shmguard", "floor", "floorFull", "floorFullOld", "fuser", "lsof")
           : List.of("shmguard", "floor", "floorFull", "floorFullOld"));
+      if (baseline != null) {
+        order.add("baseline");
+        baseline.scan(); // its first scan warms it (30 passes), untimed
+      }
       for (int r = 0; r < rounds; r++) {
         Collections.shuffle(order, random);
         for (String who : order) {
@@ -118,6 +130,11 @@ final class ScanBench {
               FloorScanner.Pass p = floor.oldFullPass(fixture.mount().toString());
               fo.add(p.nanos());
               foCpu.add(p.cpuNanos());
+            }
+            case "baseline" -> {
+              Baseline.Run run = baseline.scan();
+              bl.add(run.nanos());
+              blCpu.add(run.cpuNanos());
             }
             case "fuser" -> {
               ExternalTool.Run run = fuser.run();
@@ -150,6 +167,6 @@ final class ScanBench {
     }
     return new Figures(Timing.of(sg, sgCpu), Stats.ofNanos(sgThread), Timing.of(fl, flCpu), Timing.of(ff, ffCpu),
         Timing.of(fo, foCpu), Timing.of(fu, fuCpu), Timing.of(ls, lsCpu), last.snapshot().processesScanned(),
-        last.segments().size(), held, hidden, pids.size(), floorProcesses, fuserPids.size(), lsofPids.size(), lastFull);
+        last.segments().size(), held, hidden, pids.size(), floorProcesses, fuserPids.size(), lsofPids.size(), lastFull, Timing.of(bl, blCpu));
   }
 }
