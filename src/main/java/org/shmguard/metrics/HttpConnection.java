@@ -142,7 +142,13 @@ final class HttpConnection {
     String target = parts[1];
     int query = target.indexOf('?');
     String path = query < 0 ? target : target.substring(0, query);
-    respond(router.route(method, path), method.equals("HEAD"), nowNanos);
+    HttpReply reply;
+    try {
+      reply = router.route(method, path);
+    } catch (IOException | RuntimeException e) {
+      reply = HttpReply.text(500, "cannot answer: " + e + "\n");
+    }
+    respond(reply, method.equals("HEAD"), nowNanos);
   }
 
   private void respond(HttpReply r, boolean headOnly, long nowNanos) throws IOException {
