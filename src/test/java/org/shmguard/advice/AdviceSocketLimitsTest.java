@@ -68,8 +68,11 @@ class AdviceSocketLimitsTest {
   void idleConnectionsOfOneUserLeaveRootAndOtherUsersAnswered(int idle) throws Exception {
     start(shippedCapsLongDeadlines());
     try (SocketClient.Holding nobody = client.hold(NOBODY, socket, idle)) {
+      long t0 = System.nanoTime();
       assertThat(rootAsks("PING")).isEqualTo("OK v1\npong\n");
       assertThat(client.ask(OTHER, socket, "PING")).isEqualTo("OK v1\npong\n");
+      // long before any of nobody's connections could time out (60 s) and free a slot
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
 
       List<String> replies = nobody.replies();
       assertThat(replies).hasSize(idle);
