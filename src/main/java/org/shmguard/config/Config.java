@@ -53,8 +53,14 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
 
   public record Log(String level) {}
 
-  /** The advice socket and file (issue 4). */
-  public record Advice(boolean enabled, Path socket, Path envFile, int defaultLocalRanks, int maxClients, Duration requestTimeout) {}
+  /**
+   * The advice socket and file (issue 4), and the socket's limits (issue 12): ordinary users share
+   * {@code maxClients} connections, at most {@code maxClientsPerUser} each; root has
+   * {@code rootClients} more; a connection must send something within {@code idleTimeout} and its
+   * whole request line within {@code requestTimeout}.
+   */
+  public record Advice(boolean enabled, Path socket, Path envFile, int defaultLocalRanks, int maxClients,
+      int maxClientsPerUser, int rootClients, Duration idleTimeout, Duration requestTimeout) {}
 
   /** Growing a tmpfs by remount (issue 4): off unless enabled. */
   public record Remount(boolean enabled, SizeSpec targetSize, SizeSpec maxSize, Duration cooldown) {}
@@ -105,7 +111,9 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
         capacity(source, v, lineOf),
         new Advice((Boolean) v.get("advice.enabled"), Path.of((String) v.get("advice.socket")),
             Path.of((String) v.get("advice.envFile")), (Integer) v.get("advice.defaultLocalRanks"),
-            (Integer) v.get("advice.maxClients"), (Duration) v.get("advice.requestTimeout")),
+            (Integer) v.get("advice.maxClients"), (Integer) v.get("advice.maxClientsPerUser"),
+            (Integer) v.get("advice.rootClients"), (Duration) v.get("advice.idleTimeout"),
+            (Duration) v.get("advice.requestTimeout")),
         new Remount((Boolean) v.get("remount.enabled"), (SizeSpec) v.get("remount.targetSize"),
             (SizeSpec) v.get("remount.maxSize"), (Duration) v.get("remount.cooldown")),
         new Metrics((String) v.get("metrics.listen"), (String) v.get("metrics.textfile")),

@@ -39,6 +39,9 @@ final class ConfigSchema {
     k.put("advice.envFile", Types.absolutePath());
     k.put("advice.defaultLocalRanks", Types.integer(1, 1024));
     k.put("advice.maxClients", Types.integer(1, 1024));
+    k.put("advice.maxClientsPerUser", Types.integer(1, 1024));
+    k.put("advice.rootClients", Types.integer(1, 1024));
+    k.put("advice.idleTimeout", Types.duration(Duration.ofMillis(100), Duration.ofMinutes(1)));
     k.put("advice.requestTimeout", Types.duration(Duration.ofMillis(100), Duration.ofMinutes(1)));
     // remount: growing a tmpfs that is too small (issue 4)
     k.put("remount.enabled", Types.bool());
