@@ -20,7 +20,7 @@ final class ConfigSchema {
     k.put("mounts", Types.mounts());
     k.put("reap.dryRun", Types.bool());
     k.put("reap.grace", Types.duration(Duration.ZERO, Duration.ofDays(30)));
-    k.put("reap.patterns", Types.globs());
+    k.put("reap.patterns", Types.reapPatterns());
     k.put("reap.deny", Types.globs());
     k.put("reap.requireHostPidNamespace", Types.bool());
     k.put("daemon.interval", Types.duration(Duration.ofMillis(100), Duration.ofDays(1)));
@@ -35,7 +35,7 @@ final class ConfigSchema {
     k.put("log.level", Types.oneOf("error", "warn", "info", "debug"));
     // advice: the socket, advice.env and the defaults of the advice engine (issue 4)
     k.put("advice.enabled", Types.bool());
-    k.put("advice.socket", Types.absolutePath());
+    k.put("advice.socket", Types.socketPath());
     k.put("advice.envFile", Types.absolutePath());
     k.put("advice.defaultLocalRanks", Types.integer(1, 1024));
     k.put("advice.maxClients", Types.integer(1, 1024));
@@ -47,7 +47,7 @@ final class ConfigSchema {
     k.put("remount.cooldown", Types.duration(Duration.ZERO, Duration.ofDays(7)));
     // metrics: the Prometheus endpoint and the node_exporter textfile (issue 5)
     k.put("metrics.listen", Types.listenAddress());
-    k.put("metrics.textfile", Types.optionalAbsolutePath());
+    k.put("metrics.textfile", Types.optionalTextfile());
     return Map.copyOf(k);
   }
 

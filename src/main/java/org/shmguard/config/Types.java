@@ -1,5 +1,6 @@
 package org.shmguard.config;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -133,14 +134,31 @@ final class Types {
     };
   }
 
+  private static final String PLAIN_PATH = "an absolute path without . or .. parts, // or a trailing /";
+
   static ValueType<String> absolutePath() {
-    return scalar("an absolute path", text -> {
-      if (!text.startsWith("/")) {
-        throw new IllegalArgumentException("\"" + text + "\" is not an absolute path");
+    return scalar(PLAIN_PATH, text -> requirePlainPath(text, false));
+  }
+
+  /**
+   * A path a Unix socket is bound to: a socket address holds 108 bytes of path (sun_path, unix(7))
+   * with its closing NUL, and the JDK, which binds and connects shmguard's socket, keeps 2 of them
+   * back: a longer path would fail only when the daemon starts listening.
+   */
+  static ValueType<String> socketPath() {
+    return scalar(PLAIN_PATH + ", at most " + MAX_SOCKET_PATH_BYTES
+        + " bytes long (a Unix socket's address holds 108 bytes, sun_path, and the JDK keeps 2 of them back)", text -> {
+      requirePlainPath(text, false);
+      int bytes = text.getBytes(StandardCharsets.UTF_8).length;
+      if (bytes > MAX_SOCKET_PATH_BYTES) {
+        throw new IllegalArgumentException("the path is " + bytes + " bytes long, too long for a Unix socket");
       }
       return text;
     });
   }
+
+  /** The bytes of path a Unix socket may have when the JDK binds it (sizeof sun_path, 108, less 2). */
+  static final int MAX_SOCKET_PATH_BYTES = 106;
 
   /** "" (off) or host:port, such as 127.0.0.1:9477 or [::1]:9477. */
   static ValueType<String> listenAddress() {
@@ -157,15 +175,63 @@ final class Types {
     });
   }
 
-  /** "" (off) or an absolute path. */
-  static ValueType<String> optionalAbsolutePath() {
-    return scalar("an absolute path, or \"\" to turn it off", text -> {
-      if (!text.isEmpty() && !text.startsWith("/")) {
-        throw new IllegalArgumentException("\"" + text + "\" is not an absolute path");
-      }
-      return text;
-    });
+  /**
+   * "" (off) or the path of a node_exporter textfile: its textfile collector reads only files
+   * named *.prom, so any other name would be written and never collected.
+   */
+  static ValueType<String> optionalTextfile() {
+    return scalar(PLAIN_PATH + ", ending in .prom (node_exporter's textfile collector reads only *.prom), or \"\" to turn it off",
+        text -> {
+          if (text.isEmpty()) {
+            return text;
+          }
+          requirePlainPath(text, false);
+          if (!text.endsWith(".prom") || text.endsWith("/.prom")) {
+            throw new IllegalArgumentException("\"" + text + "\" does not end in .prom");
+          }
+          return text;
+        });
   }
+
+  /**
+   * {@code text} if it is an absolute path in its plain form: root writes to and watches these
+   * paths, so what the file says must be exactly the path used (no "..", which a later change of
+   * a link or directory could send elsewhere, and no character a path cannot hold).
+   */
+  private static String requirePlainPath(String text, boolean rootAllowed) {
+    if (!text.startsWith("/")) {
+      throw new IllegalArgumentException("\"" + text + "\" is not an absolute path");
+    }
+    for (int i = 0; i < text.length(); i++) {
+      if (Character.isISOControl(text.charAt(i))) {
+        throw new IllegalArgumentException("the path holds a control character (" + String.format("0x%02x", (int) text.charAt(i)) + ")");
+      }
+    }
+    if (text.equals("/")) {
+      if (rootAllowed) {
+        return text;
+      }
+      throw new IllegalArgumentException("\"/\" is a directory");
+    }
+    if (text.endsWith("/")) {
+      throw new IllegalArgumentException("\"" + text + "\" ends in /");
+    }
+    if (text.getBytes(StandardCharsets.UTF_8).length > MAX_PATH_BYTES) {
+      throw new IllegalArgumentException("the path is longer than " + MAX_PATH_BYTES + " bytes (PATH_MAX)");
+    }
+    for (String part : text.substring(1).split("/", -1)) {
+      if (part.isEmpty() || part.equals(".") || part.equals("..")) {
+        throw new IllegalArgumentException("\"" + text + "\" has a " + (part.isEmpty() ? "//" : "\"" + part + "\"") + " part");
+      }
+      if (part.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+        throw new IllegalArgumentException("a part of the path is longer than " + MAX_NAME_BYTES + " bytes (NAME_MAX)");
+      }
+    }
+    return text;
+  }
+
+  private static final int MAX_PATH_BYTES = 4095;
+  private static final int MAX_NAME_BYTES = 255;
 
   private static Integer integerOrNull(String text, int min, int max) {
     try {
@@ -177,16 +243,37 @@ final class Types {
   }
 
   static ValueType<List<Glob>> globs() {
-    return list("a list of file name patterns such as \"nccl-*\" (* ? and [a-z], no '/')", Glob::of);
+    return list("a list of file name patterns such as \"cuda.shm.*\" (* ? and [a-z], no '/')", Glob::of, false);
+  }
+
+  /** Literal characters a reap pattern must begin with: "psm_", the shortest of the producers' prefixes. */
+  static final int MIN_REAP_PREFIX = 4;
+
+  /**
+   * Names shmguard may reap. Every producer names its segments with a fixed prefix of its own
+   * (nccl-, torch_, psm_, sem.mp-, ucx_shm_posix_...), so each pattern must begin with at least
+   * {@link #MIN_REAP_PREFIX} literal characters: "*", "?*", "[a-z]*" or "n*" would make any
+   * unheld file in a watched tmpfs, whoever made it, a candidate.
+   */
+  static ValueType<List<Glob>> reapPatterns() {
+    return list("a list of file name patterns such as \"nccl-*\" (* ? and [a-z], no '/'), each beginning with at least "
+        + MIN_REAP_PREFIX + " literal characters before any * ? or [ (its producer's own prefix, such as nccl- or psm_)", text -> {
+          Glob g = Glob.of(text);
+          if (g.literalPrefix().length() < MIN_REAP_PREFIX) {
+            throw new IllegalArgumentException("\"" + text + "\" would match almost any name: it begins with "
+                + (g.literalPrefix().isEmpty() ? "no literal characters" : "only \"" + g.literalPrefix() + "\""));
+          }
+          return g;
+        }, false);
   }
 
   static ValueType<List<String>> mounts() {
-    return list("a list whose items are auto or absolute tmpfs mount points", text -> {
+    return list("a list whose items are auto or absolute tmpfs mount points (" + PLAIN_PATH + "), each named once", text -> {
       if (!text.equals("auto") && !text.startsWith("/")) {
         throw new IllegalArgumentException("\"" + text + "\" is neither auto nor an absolute path");
       }
-      return text;
-    });
+      return text.equals("auto") ? text : requirePlainPath(text, true);
+    }, true);
   }
 
   private static <T> ValueType<T> scalar(String allowed, Function<String, T> parse) {
@@ -209,7 +296,9 @@ final class Types {
     };
   }
 
-  private static <T> ValueType<List<T>> list(String allowed, Function<String, T> item) {
+  /** @param unique whether an item may appear only once */
+  private static <T> ValueType<List<T>> list(String allowed, Function<String, T> item, boolean unique) {
+    String allowedItems = allowed + "; at most " + ConfigLimits.MAX_LIST_ITEMS + " items";
     return new ValueType<>() {
       @Override
       public List<T> parse(YamlNode node) {
@@ -219,19 +308,26 @@ final class Types {
         if (!node.isList()) {
           throw new IllegalArgumentException("a list is needed here");
         }
+        if (node.list().size() > ConfigLimits.MAX_LIST_ITEMS) {
+          throw new IllegalArgumentException("the list has " + node.list().size() + " items");
+        }
         List<T> out = new ArrayList<>();
         for (YamlNode n : node.list()) {
           if (n.isNull() || n.isMap() || n.isList()) {
             throw new IllegalArgumentException("every item must be a single value");
           }
-          out.add(item.apply(n.text()));
+          T value = item.apply(n.text());
+          if (unique && out.contains(value)) {
+            throw new IllegalArgumentException("\"" + n.text() + "\" is listed twice");
+          }
+          out.add(value);
         }
         return List.copyOf(out);
       }
 
       @Override
       public String allowed() {
-        return allowed;
+        return allowedItems;
       }
     };
   }
@@ -247,13 +343,17 @@ final class Types {
     } catch (NumberFormatException e) {
       return null;
     }
-    return switch (m.group(2)) {
-      case "ms" -> Duration.ofMillis(n);
-      case "s" -> Duration.ofSeconds(n);
-      case "m" -> Duration.ofMinutes(n);
-      case "h" -> Duration.ofHours(n);
-      default -> Duration.ofDays(n);
-    };
+    try {
+      return switch (m.group(2)) {
+        case "ms" -> Duration.ofMillis(n);
+        case "s" -> Duration.ofSeconds(n);
+        case "m" -> Duration.ofMinutes(n);
+        case "h" -> Duration.ofHours(n);
+        default -> Duration.ofDays(n);
+      };
+    } catch (ArithmeticException tooLong) {
+      return Duration.ofSeconds(Long.MAX_VALUE); // out of every key's range, and said so
+    }
   }
 
   static Long parseSize(String text) {
