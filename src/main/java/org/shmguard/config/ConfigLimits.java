@@ -4,7 +4,7 @@ package org.shmguard.config;
  * The bounds every configuration file is held to before and while it is parsed, so that no file
  * can make shmguard run out of memory or stack, wait forever, or read something other than what
  * the file says. Each limit is far above what a real configuration needs: the shipped file,
- * which sets every key and explains each, is about 7 KiB, 3 levels deep, and has short lists.
+ * which sets every key and explains each, is about 6 KiB, 3 levels deep, and has short lists.
  */
 final class ConfigLimits {
   /** Bytes a configuration file may hold; a larger one is refused before it is parsed. */
