@@ -35,8 +35,8 @@ final class ConfigSchema {
     k.put("log.level", Types.oneOf("error", "warn", "info", "debug"));
     // advice: the socket, advice.env and the defaults of the advice engine (issue 4)
     k.put("advice.enabled", Types.bool());
-    k.put("advice.socket", Types.socketPath());
-    k.put("advice.envFile", Types.absolutePath());
+    k.put("advice.socket", PathTypes.socketPath());
+    k.put("advice.envFile", PathTypes.absolutePath());
     k.put("advice.defaultLocalRanks", Types.integer(1, 1024));
     k.put("advice.maxClients", Types.integer(1, 1024));
     k.put("advice.requestTimeout", Types.duration(Duration.ofMillis(100), Duration.ofMinutes(1)));
@@ -47,7 +47,7 @@ final class ConfigSchema {
     k.put("remount.cooldown", Types.duration(Duration.ZERO, Duration.ofDays(7)));
     // metrics: the Prometheus endpoint and the node_exporter textfile (issue 5)
     k.put("metrics.listen", Types.listenAddress());
-    k.put("metrics.textfile", Types.optionalTextfile());
+    k.put("metrics.textfile", PathTypes.optionalTextfile());
     return Map.copyOf(k);
   }
 
