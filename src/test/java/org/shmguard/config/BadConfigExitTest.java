@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -13,6 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Cmd;
+import org.shmguard.testing.Sandbox;
 
 /**
  * What an operator sees when the configuration is wrong: one line naming the file, the line, the
@@ -82,6 +84,28 @@ class BadConfigExitTest {
       assertThat(check.status()).isEqualTo(2);
       assertThat(check.out()).startsWith("unknown: bad configuration: " + where).contains("; allowed: " + h.allowed()).hasLineCount(1);
     });
+  }
+
+  @Test
+  void underTheUnitsJvmLimitsTheDaemonProcessExits78NotWithAStackOverflowOrOutOfMemory(@TempDir Path dir) throws Exception {
+    for (Hostile h : hostileFiles().limit(4).toList()) {
+      Path file = dir.resolve(h.name().replace(' ', '-') + ".yaml");
+      Files.writeString(file, h.text());
+      // The heap, stack and GC of systemd/shmguard.service.
+      Process daemon = new ProcessBuilder(Sandbox.javaBinary(), "-XX:+UseSerialGC", "-Xmx96m", "-Xss512k",
+          "-XX:+ExitOnOutOfMemoryError", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+          "org.shmguard.cli.Main", "daemon", "--config", file.toString())
+          .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+          .redirectOutput(dir.resolve("out").toFile()).redirectError(dir.resolve("err").toFile()).start();
+      try {
+        assertThat(daemon.waitFor(60, TimeUnit.SECONDS)).as(h.name() + ": exited").isTrue();
+        assertThat(daemon.exitValue()).as(h.name()).isEqualTo(78);
+        assertThat(Files.readString(dir.resolve("err"))).as(h.name())
+            .startsWith("shmguard: bad configuration: " + file + ":" + h.line() + ": ").contains("; allowed: " + h.allowed()).hasLineCount(1);
+      } finally {
+        daemon.destroyForcibly().waitFor();
+      }
+    }
   }
 
   @Test
