@@ -59,18 +59,26 @@ final class YamlReader {
   static YamlNode parse(Reader reader, String source) throws ConfigException {
     String text = readBounded(reader, source);
     refuseControlCharacters(text, source);
-    YamlReader r;
+    YamlReader r = null;
     try {
-      r = new YamlReader((YAMLParser) FACTORY.createParser(text), source, text);
-    } catch (IOException e) {
-      throw new ConfigException(source, 0, null, "cannot read: " + e.getMessage());
-    }
-    try (YAMLParser p = r.parser) {
+      r = new YamlReader(FACTORY.createParser(text), source, text);
       return r.document();
     } catch (JsonProcessingException e) {
-      throw r.syntaxError(e);
+      throw r == null ? new ConfigException(source, 0, null, "not valid YAML: " + e.getOriginalMessage()) : r.syntaxError(e);
     } catch (IOException e) {
       throw new ConfigException(source, 0, null, "cannot read: " + e.getMessage());
+    } finally {
+      if (r != null) {
+        r.close();
+      }
+    }
+  }
+
+  private void close() {
+    try {
+      parser.close();
+    } catch (IOException ignored) {
+      // The text is in memory: closing it releases nothing that could fail in a way worth reporting.
     }
   }
 
