@@ -89,13 +89,14 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
     }
   }
 
-  @SuppressWarnings("unchecked")
   static Config from(String source, Map<String, Object> v) throws ConfigException {
     return from(source, v, key -> 0);
   }
 
-  /** @param lineOf the line a key was set on in the file, 0 for a default */
+  /** @param lineOf the line a key was set on in the file, 0 for a default (for the errors of {@link CrossKeyRules}) */
+  @SuppressWarnings("unchecked")
   static Config from(String source, Map<String, Object> v, java.util.function.ToIntFunction<String> lineOf) throws ConfigException {
+    CrossKeyRules.check(source, v, lineOf);
     return new Config(
         source,
         (List<String>) v.get("mounts"),
@@ -108,7 +109,8 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
         new Daemon((Duration) v.get("daemon.interval"), (Duration) v.get("daemon.rediscover"),
             (Duration) v.get("daemon.settle"), (Integer) v.get("daemon.watchHolders"), (String) v.get("daemon.summary")),
         new Log((String) v.get("log.level")),
-        capacity(source, v, lineOf),
+        new Capacity((Integer) v.get("capacity.warn"), (Integer) v.get("capacity.critical"),
+            (Integer) v.get("capacity.hysteresis"), (Integer) v.get("capacity.topHolders")),
         new Advice((Boolean) v.get("advice.enabled"), Path.of((String) v.get("advice.socket")),
             Path.of((String) v.get("advice.envFile")), (Integer) v.get("advice.defaultLocalRanks"),
             (Integer) v.get("advice.maxClients"), (Integer) v.get("advice.maxClientsPerUser"),
@@ -118,23 +120,5 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
             (SizeSpec) v.get("remount.maxSize"), (Duration) v.get("remount.cooldown")),
         new Metrics((String) v.get("metrics.listen"), (String) v.get("metrics.textfile")),
         new Namespaces((Boolean) v.get("namespaces.actInUserNamespaces")));
-  }
-
-  private static Capacity capacity(String source, Map<String, Object> v, java.util.function.ToIntFunction<String> lineOf)
-      throws ConfigException {
-    int warn = (Integer) v.get("capacity.warn");
-    int critical = (Integer) v.get("capacity.critical");
-    int hysteresis = (Integer) v.get("capacity.hysteresis");
-    if (critical <= warn) {
-      throw new ConfigException(source, Math.max(lineOf.applyAsInt("capacity.critical"), lineOf.applyAsInt("capacity.warn")),
-          "capacity.critical", critical + " must be above capacity.warn (" + warn + "); allowed: a whole number from "
-          + (warn + 1) + " to 100");
-    }
-    if (hysteresis >= warn) {
-      throw new ConfigException(source, Math.max(lineOf.applyAsInt("capacity.hysteresis"), lineOf.applyAsInt("capacity.warn")),
-          "capacity.hysteresis", hysteresis + " must be below capacity.warn (" + warn + "); allowed: a whole number from 0 to "
-          + (warn - 1));
-    }
-    return new Capacity(warn, critical, hysteresis, (Integer) v.get("capacity.topHolders"));
   }
 }
