@@ -45,7 +45,7 @@ public final class AdviceService implements Consumer<Judgement>, Closeable {
     AtomicReference<Judgement> ref = new AtomicReference<>();
     AdviceResponder responder = new AdviceResponder(ref::get, () -> gpus, new AdviceEngine(c.defaultLocalRanks()),
         AdviceResponder.UsageProbe.statvfs(), actions);
-    AdviceServer.Limits limits = AdviceServer.Limits.of(c.requestTimeout(), c.maxClients());
+    AdviceServer.Limits limits = AdviceServer.Limits.of(c);
     AdviceServer server = AdviceServer.inherited(responder, limits);
     if (server == null) {
       server = AdviceServer.bind(c.socket(), responder, limits);
