@@ -170,7 +170,8 @@ final class ReapBench {
   private static void add(ReapFloor.Run run, int n, List<Long> wall, List<Long> cpu, boolean timed, String who)
       throws IOException {
     if (run.done() != n) {
-      throw new IOException(who + " removed " + run.done() + " of " + n + " files");
+      throw new IOException(who + " removed " + run.done() + " of " + n + " files" + (who.startsWith("lease")
+          ? " (a write lease needs fs.leases-enable=1 and, on another user's file, CAP_LEASE)" : ""));
     }
     if (timed) {
       wall.add(run.nanos() / n);
