@@ -72,13 +72,12 @@ public final class AdviceService implements Consumer<Judgement>, Closeable {
       }
     } catch (ProtocolException e) {
       LOG.debug("advice file not written: {}", e.getMessage());
-    } catch (IOException e) {
-      LOG.warn("cannot write {}: {}", file.path(), e.getMessage());
     }
   }
 
   @Override
   public void close() throws IOException {
+    file.close();
     server.close();
   }
 }
