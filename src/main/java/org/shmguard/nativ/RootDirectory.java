@@ -5,6 +5,7 @@ import com.sun.jna.Library;
 import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Platform;
+import com.sun.jna.Pointer;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -87,7 +88,7 @@ public final class RootDirectory implements AutoCloseable {
 
     int unlinkat(int dirfd, byte[] path, int flags) throws LastErrorException;
 
-    long write(int fd, Memory buf, long count) throws LastErrorException;
+    long write(int fd, Pointer buf, long count) throws LastErrorException;
 
     int close(int fd) throws LastErrorException;
 
@@ -266,7 +267,7 @@ public final class RootDirectory implements AutoCloseable {
     long off = 0;
     while (off < content.length) {
       try {
-        off += libc.write(file, (Memory) buf.share(off), content.length - off);
+        off += libc.write(file, buf.share(off), content.length - off);
       } catch (LastErrorException e) {
         if (e.getErrorCode() != EINTR) {
           throw NativeErrors.io("write " + what, e);
