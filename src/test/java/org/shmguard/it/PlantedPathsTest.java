@@ -105,7 +105,7 @@ class PlantedPathsTest {
         "race", victim.toString(), textfile.toString()));
     Path leak = shm.createSegment("nccl-Planted01", 4096);
     Eventually.until("the daemon reaps a leak while the race runs", Duration.ofSeconds(90), () -> !Files.exists(leak));
-    String answer = AdviceClient.ask(socket, "ADVISE v1 ranks=4 nccl=2.21.5 dev=" + shm.dev(), Duration.ofSeconds(30));
+    String answer = askOnceReady(socket, "ADVISE v1 ranks=4 nccl=2.21.5 dev=" + shm.dev());
     Thread.sleep(3000); // a few more passes, each writing the textfile, under the race
     race.destroy();
     assertThat(race.waitFor(30, TimeUnit.SECONDS)).isTrue();
@@ -176,6 +176,20 @@ class PlantedPathsTest {
     assertVictimAndUsersFilesUntouched();
     assertThat(daemon.isAlive()).isTrue();
     stop(daemon);
+  }
+
+  /** The daemon's answer, asked again while it says its first pass has not finished. */
+  private static String askOnceReady(Path socket, String request) throws Exception {
+    for (int attempt = 0; ; attempt++) {
+      try {
+        return AdviceClient.ask(socket, request, Duration.ofSeconds(30));
+      } catch (org.shmguard.advice.ProtocolException e) {
+        if (!e.getMessage().contains("first pass") || attempt > 600) {
+          throw e;
+        }
+        Thread.sleep(100);
+      }
+    }
   }
 
   private void assertVictimAndUsersFilesUntouched() throws IOException {
