@@ -14,11 +14,11 @@ import org.shmguard.policy.SizeSpec;
  * @param source where it came from: a file path, or "built-in defaults"
  */
 public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log, Capacity capacity,
-    Advice advice, Remount remount, Metrics metrics) {
+    Advice advice, Remount remount, Metrics metrics, Namespaces namespaces) {
 
   /** The same settings, said to come from {@code newSource}. */
   public Config withSource(String newSource) {
-    return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount, metrics);
+    return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount, metrics, namespaces);
   }
 
   /** Whether "auto" discovery is on. */
@@ -58,6 +58,14 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
 
   /** Growing a tmpfs by remount (issue 4): off unless enabled. */
   public record Remount(boolean enabled, SizeSpec targetSize, SizeSpec maxSize, Duration cooldown) {}
+
+  /**
+   * Which mount namespaces shmguard acts in (issue 12).
+   *
+   * @param actInUserNamespaces act (reap, remount) in a mount namespace that a user namespace
+   *     other than the host's owns; false: report it only
+   */
+  public record Namespaces(boolean actInUserNamespaces) {}
 
   /**
    * Where metrics go (issue 5).
@@ -100,7 +108,8 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
             (Integer) v.get("advice.maxClients"), (Duration) v.get("advice.requestTimeout")),
         new Remount((Boolean) v.get("remount.enabled"), (SizeSpec) v.get("remount.targetSize"),
             (SizeSpec) v.get("remount.maxSize"), (Duration) v.get("remount.cooldown")),
-        new Metrics((String) v.get("metrics.listen"), (String) v.get("metrics.textfile")));
+        new Metrics((String) v.get("metrics.listen"), (String) v.get("metrics.textfile")),
+        new Namespaces((Boolean) v.get("namespaces.actInUserNamespaces")));
   }
 
   private static Capacity capacity(String source, Map<String, Object> v, java.util.function.ToIntFunction<String> lineOf)

@@ -48,6 +48,8 @@ final class ConfigSchema {
     // metrics: the Prometheus endpoint and the node_exporter textfile (issue 5)
     k.put("metrics.listen", Types.listenAddress());
     k.put("metrics.textfile", Types.optionalAbsolutePath());
+    // namespaces: which mount namespaces shmguard acts in (issue 12)
+    k.put("namespaces.actInUserNamespaces", Types.bool());
     return Map.copyOf(k);
   }
 
