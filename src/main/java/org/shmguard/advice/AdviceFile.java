@@ -7,8 +7,8 @@ import org.shmguard.daemon.KeptFile;
 /**
  * Keeps the advice file (/run/shmguard/advice.env) current: KEY=VALUE lines for the host's own
  * /dev/shm, 0644, replaced by rename so a reader sees the old file or the new one, never half of
- * one. Written off the caller's thread through {@link KeptFile}, in a directory only root can
- * change (made if missing).
+ * one, and only when it changed (or the last write failed). Written off the caller's thread
+ * through {@link KeptFile}, in a directory only root can change (made if missing).
  */
 public final class AdviceFile implements AutoCloseable {
   static final int MODE = 0644;

@@ -2,6 +2,7 @@ package org.shmguard.daemon;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -32,6 +33,8 @@ public final class KeptFile implements AutoCloseable {
   private final String what;
   private final ThreadPoolExecutor writer;
   private String lastFailure;
+  /** What the last successful write wrote: the same content again is not rewritten. */
+  private byte[] written;
 
   private KeptFile(Path file, int mode, boolean createDirectories, String what) {
     this.file = file.toAbsolutePath();
@@ -60,7 +63,11 @@ public final class KeptFile implements AutoCloseable {
     return file;
   }
 
-  /** Queues a replacement of the whole file; {@code content} is computed on the writing thread. */
+  /**
+   * Queues a replacement of the whole file; {@code content} is computed on the writing thread.
+   * Content equal to what was last written successfully is not written again; after a failure
+   * it is.
+   */
   public void replace(Supplier<byte[]> content) {
     if (!writer.isShutdown()) {
       writer.execute(() -> write(content));
@@ -68,8 +75,15 @@ public final class KeptFile implements AutoCloseable {
   }
 
   private void write(Supplier<byte[]> content) {
-    try (RootDirectory dir = RootDirectory.open(file.getParent(), createDirectories)) {
-      dir.replaceFile(file.getFileName().toString(), content.get(), mode);
+    try {
+      byte[] bytes = content.get();
+      if (Arrays.equals(bytes, written)) {
+        return;
+      }
+      try (RootDirectory dir = RootDirectory.open(file.getParent(), createDirectories)) {
+        dir.replaceFile(file.getFileName().toString(), bytes, mode);
+      }
+      written = bytes;
       if (lastFailure != null) {
         LOG.info("{} {} is written again", what, file);
         lastFailure = null;

@@ -53,6 +53,30 @@ class KeptFileTest {
     }
   }
 
+  @Test
+  void theSameContentIsWrittenAgainAfterAFailedWrite() throws Exception {
+    Sandbox.require();
+    Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "kept-");
+    Path file = dir.resolve("advice.env");
+    try (KeptFile kept = KeptFile.start(file, 0644, false, "a test file")) {
+      Cmd.run("chmod", "0777", dir.toString()); // refused: others could write here
+      kept.replace(() -> "A=1\n".getBytes(StandardCharsets.UTF_8));
+      Thread.sleep(500);
+      assertThat(file).doesNotExist();
+
+      Cmd.run("chmod", "0755", dir.toString());
+      kept.replace(() -> "A=1\n".getBytes(StandardCharsets.UTF_8));
+      Eventually.until("written once the directory is root's alone", Duration.ofSeconds(30), () -> read(file).equals("A=1\n"));
+      Object inode = Files.getAttribute(file, "unix:ino");
+      kept.replace(() -> "A=1\n".getBytes(StandardCharsets.UTF_8));
+      kept.replace(() -> "A=2\n".getBytes(StandardCharsets.UTF_8));
+      Eventually.until("the change written", Duration.ofSeconds(30), () -> read(file).equals("A=2\n"));
+      assertThat(Files.getAttribute(file, "unix:ino")).isNotEqualTo(inode);
+    } finally {
+      Cmd.run("rm", "-rf", dir.toString());
+    }
+  }
+
   private static void await(CountDownLatch latch) {
     try {
       latch.await(60, TimeUnit.SECONDS);
