@@ -1,10 +1,7 @@
 package org.shmguard.testing;
 
-import static org.assertj.core.api.Assumptions.assumeThat;
-
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -24,8 +21,6 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  */
 public final class ThreadHolder implements AutoCloseable {
-  private static Path binary;
-
   private final Process process;
   private final BufferedReader out;
   private final PrintWriter in;
@@ -107,34 +102,7 @@ public final class ThreadHolder implements AutoCloseable {
     }
   }
 
-  private static synchronized Path binary() throws IOException {
-    if (binary != null) {
-      return binary;
-    }
-    Path dir = Files.createDirectories(Sandbox.MOUNTS.resolve("thread-holder-" + ProcessHandle.current().pid()));
-    Path src = dir.resolve("thread-holder.c");
-    try (InputStream s = ThreadHolder.class.getResourceAsStream("/holders/thread-holder.c")) {
-      Files.copy(s, src, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-    }
-    Path bin = dir.resolve("thread-holder");
-    Process cc;
-    try {
-      cc = new ProcessBuilder("cc", "-O1", "-Wall", "-pthread", "-o", bin.toString(), src.toString())
-          .redirectErrorStream(true).start();
-    } catch (IOException e) {
-      assumeThat(false).as("needs a C compiler (cc) to build the thread holder: " + e.getMessage()).isTrue();
-      throw e;
-    }
-    String said = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    try {
-      if (!cc.waitFor(120, TimeUnit.SECONDS) || cc.exitValue() != 0) {
-        throw new AssertionError("cc failed: " + said);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AssertionError("interrupted while building the thread holder");
-    }
-    binary = bin;
-    return bin;
+  private static Path binary() {
+    return CProgram.build("holders/thread-holder.c", "-pthread");
   }
 }
