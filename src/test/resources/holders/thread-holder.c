@@ -1,6 +1,7 @@
 /*
  * A holder whose hold only a thread's view of /proc shows, for the holder-pass tests.
  *
+ *   thread-holder fd PATH           the main thread opens PATH (a plain holder, for comparison)
  *   thread-holder clone-fd PATH     a thread made by raw clone() without CLONE_FILES opens PATH;
  *                                   its fd table is its own, so the main thread holds nothing
  *   thread-holder clone-map PATH    the same thread maps PATH shared and closes the fd
@@ -116,12 +117,15 @@ static void *hold_thread(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    say("usage: thread-holder clone-fd|clone-map|exit-main-fd|exit-main-map PATH\n");
+    say("usage: thread-holder fd|clone-fd|clone-map|exit-main-fd|exit-main-map PATH\n");
     return 2;
   }
   const char *mode = argv[1];
   path = argv[2];
   map_mode = strstr(mode, "-map") != NULL;
+  if (strcmp(mode, "fd") == 0) {
+    return hold(NULL);
+  }
   if (strncmp(mode, "clone-", 6) == 0) {
     size_t size = 1 << 20;
     char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);

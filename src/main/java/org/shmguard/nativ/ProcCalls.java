@@ -229,11 +229,6 @@ public final class ProcCalls implements AutoCloseable {
     return bytes;
   }
 
-  /** Opens /proc/PID/fd; the descriptor, or -errno. */
-  public int openFdDir(int pid) {
-    return openDir(pid + "/fd");
-  }
-
   /** Opens a directory relative to /proc, e.g. "12/task/14/fdinfo"; the descriptor, or -errno. */
   public int openDir(String path) {
     return openAt(cString(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -303,7 +298,9 @@ public final class ProcCalls implements AutoCloseable {
 
   /**
    * statx through the fd link {@code fd} in an open /proc/PID/fd directory (the link is followed,
-   * so the result is the open file's); read it with {@link #devMajor()} and the others.
+   * so the result is the open file's); read it with {@link #devMajor()} and the others. It calls
+   * the file's filesystem (a FUSE one may refuse root, a network one may stall): only for an fd
+   * whose mount is already known to be a watched tmpfs. AT_STATX_DONT_SYNC all the same.
    *
    * @return 0, or -errno
    */
@@ -330,11 +327,6 @@ public final class ProcCalls implements AutoCloseable {
 
   public long size() {
     return statxView.getLong(40);
-  }
-
-  /** The text of the fd link {@code fd}, or null if it could not be read (closed meanwhile). */
-  public String readFdLink(int dirFd, int fd) {
-    return readLink(dirFd, decimal(fd));
   }
 
   /**
