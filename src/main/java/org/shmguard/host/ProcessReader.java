@@ -38,7 +38,10 @@ final class ProcessReader {
   private final long[] wanted;
   private final HolderIndex.Builder index;
   private final MountIds mounts = new MountIds();
-  /** Thread ids are only meaningful to kcmp when the /proc read is the one of our PID namespace. */
+  /**
+   * kcmp takes thread ids of shmguard's own PID namespace: they name the tasks listed only when
+   * the /proc read is that namespace's (its "self" is our pid). Otherwise every table is read.
+   */
   private final boolean kcmpUsable;
   private boolean kcmpMissing;
   private final int[][] fds = {new int[64]};
@@ -49,7 +52,7 @@ final class ProcessReader {
     this.paths = paths;
     this.wanted = wanted;
     this.index = index;
-    this.kcmpUsable = paths.isSystemRoot();
+    this.kcmpUsable = Long.toString(ProcessHandle.current().pid()).equals(proc.readLink("self"));
   }
 
   /**
@@ -58,8 +61,7 @@ final class ProcessReader {
    * @throws AccessDeniedException when something that could hold a watched file cannot be read
    */
   Outcome read(int pid) throws AccessDeniedException {
-    // One statx on procfs: the task directory has a link per thread. Unknown (fixture) counts as one.
-    int threads = Math.max(1, proc.threadCount(pid));
+    int threads = threads(pid);
     String leader = Integer.toString(pid);
     int mapsLength = readMaps(leader, pid);
     if (mapsLength < 0) {
@@ -99,6 +101,19 @@ final class ProcessReader {
       }
     }
     return Outcome.LIVE;
+  }
+
+  /**
+   * How many threads {@code pid} has: one statx on procfs, whose task directory has a link per
+   * thread. When the kernel cannot say, as many as there may be: every task is then listed. A
+   * fixture tree without a task directory has one.
+   */
+  private int threads(int pid) {
+    int threads = proc.threadCount(pid);
+    if (threads == -ProcCalls.ENOENT) {
+      return 1; // gone (the maps read will tell) or a fixture
+    }
+    return threads < 0 ? Integer.MAX_VALUE : Math.max(1, threads);
   }
 
   /** The thread ids of {@code pid}, or null if it has gone. */
