@@ -46,6 +46,15 @@ final class MountIds {
     }
   }
 
+  /**
+   * Records a mount that no mountinfo lists but whose device is known, such as the kernel's
+   * internal tmpfs of every memfd: without it, each memfd would hold every watched file with its
+   * inode number.
+   */
+  void internal(int mntId, Dev dev) {
+    devByMount.put(mntId, dev);
+  }
+
   /** Marks {@code ns} as tried, when its mountinfo could not be read. */
   void tried(String ns) {
     namespaces.add(ns);

@@ -37,7 +37,7 @@ final class ProcessReader {
   private final HostPaths paths;
   private final long[] wanted;
   private final HolderIndex.Builder index;
-  private final MountIds mounts = new MountIds();
+  private final MountIds mounts;
   /**
    * kcmp takes thread ids of shmguard's own PID namespace: they name the tasks listed only when
    * the /proc read is that namespace's (its "self" is our pid). Otherwise every table is read.
@@ -47,8 +47,9 @@ final class ProcessReader {
   private final int[][] fds = {new int[64]};
   private final int[] tables = new int[16];
 
-  ProcessReader(ProcCalls proc, HostPaths paths, long[] wanted, HolderIndex.Builder index) {
+  ProcessReader(ProcCalls proc, HostPaths paths, long[] wanted, HolderIndex.Builder index, MountIds mounts) {
     this.proc = proc;
+    this.mounts = mounts;
     this.paths = paths;
     this.wanted = wanted;
     this.index = index;
@@ -259,8 +260,8 @@ final class ProcessReader {
   }
 
   /**
-   * An fd on a mount no mountinfo read lists (a detached mount, a mount made after it was read, an
-   * internal one such as a memfd's): it may be any watched file with its inode number, so it holds
+   * An fd on a mount no mountinfo read lists (a detached mount, a mount made after it was read, a
+   * hugetlb memfd's): it may be any watched file with its inode number, so it holds
    * every such file. It never makes the pass incomplete.
    */
   private void unresolved(int pid, String task, int fd, long ino, String path) throws AccessDeniedException {
