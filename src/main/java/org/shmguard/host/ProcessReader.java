@@ -197,7 +197,6 @@ final class ProcessReader {
             continue; // closed while we looked
           }
         }
-        String path = link >= 0 ? proc.linkText() : "?";
         if (infoDir < 0) {
           infoDir = proc.openDir(task + "/fdinfo");
           if (infoDir < 0) {
@@ -216,16 +215,18 @@ final class ProcessReader {
               "fdinfo has no mnt_id (a kernel older than 3.15)");
         }
         Dev dev = mounts.device((int) mntId);
+        String path = null; // made only for an fd that holds, or before the link buffer is reused
         if (dev == null && !mountsRead) {
           mountsRead = true;
+          path = linkText(link);
           learnMountsOf(task);
           learnMountsOf(paths.isSystemRoot() ? "self" : "1"); // an fd kept from before an unshare
           dev = mounts.device((int) mntId);
         }
         if (dev == null) {
-          unresolved(pid, task, fd, ino, path);
+          unresolved(pid, task, fd, ino, path != null ? path : linkText(link));
         } else if (HolderScanner.contains(wanted, dev)) {
-          watched(pid, dir, fd, dev, ino, path);
+          watched(pid, dir, fd, dev, ino, path != null ? path : linkText(link));
         }
       }
       return true;
@@ -235,6 +236,11 @@ final class ProcessReader {
         proc.closeFd(infoDir);
       }
     }
+  }
+
+  /** The text of the fd link just read, or "?" where it could not be read. */
+  private String linkText(int link) {
+    return link >= 0 ? proc.linkText() : "?";
   }
 
   /**
