@@ -287,7 +287,7 @@ final class ProcessReader {
     }
     int length = proc.readFile(task + "/mountinfo");
     if (length > 0) {
-      mounts.learn(key, new String(proc.bytes(), 0, length, java.nio.charset.StandardCharsets.UTF_8));
+      mounts.learn(key, proc.bytes(), length);
     } else {
       mounts.tried(key); // unreadable: its fds' mounts stay unknown, so they hold by inode number
     }
