@@ -273,7 +273,7 @@ final class ProcessReader {
   private void unresolved(int pid, String task, int fd, long ino, String path) throws AccessDeniedException {
     if (ino < 0) {
       throw new AccessDeniedException(paths.proc(task, "fdinfo", Integer.toString(fd)).toString(), null,
-          "fdinfo has no ino (a kernel older than 5.14)");
+          "fdinfo has no ino (a kernel too old to show it)");
     }
     index.addUnresolved(ino, new HolderRef(pid, Access.FD_UNRESOLVED, path, path.endsWith(" (deleted)"), 0));
   }
