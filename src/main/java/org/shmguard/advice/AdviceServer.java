@@ -2,7 +2,6 @@ package org.shmguard.advice;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.Channel;
 import java.nio.channels.ClosedChannelException;
@@ -10,9 +9,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
@@ -81,7 +78,8 @@ public final class AdviceServer implements Closeable {
 
   private final ServerSocketChannel server;
   private final Path path;
-  private final boolean ownsPath;
+  /** The socket file this bound, null for systemd's socket. */
+  private final SocketFile ownFile;
   private final AdviceResponder responder;
   private final Limits limits;
   private final ClientSlots slots;
@@ -91,11 +89,11 @@ public final class AdviceServer implements Closeable {
   private long lastRefusalLog = System.nanoTime() - REFUSAL_LOG_EVERY.toNanos();
   private int refusedSinceLog;
 
-  private AdviceServer(ServerSocketChannel server, Path path, boolean ownsPath, AdviceResponder responder, Limits limits)
+  private AdviceServer(ServerSocketChannel server, Path path, SocketFile ownFile, AdviceResponder responder, Limits limits)
       throws IOException {
     this.server = server;
     this.path = path;
-    this.ownsPath = ownsPath;
+    this.ownFile = ownFile;
     this.responder = responder;
     this.limits = limits;
     this.slots = new ClientSlots(limits.maxClients(), limits.maxClientsPerUser(), limits.rootClients());
@@ -110,27 +108,18 @@ public final class AdviceServer implements Closeable {
   }
 
   /**
-   * Listens at {@code path}, creating its directory. A stale socket file (nobody answers on it)
-   * is replaced; a live one means another daemon runs, and this fails saying so.
+   * Listens at {@code path}, in a directory only root can change (see {@link SocketFile}). A
+   * stale socket file (nobody answers on it) is replaced; a live one means another daemon runs,
+   * and this fails saying so.
    */
   public static AdviceServer bind(Path path, AdviceResponder responder, Limits limits) throws IOException {
-    Files.createDirectories(path.getParent());
-    if (Files.exists(path)) {
-      if (answers(path)) {
-        throw new IOException("another shmguard already answers on " + path + "; stop it or configure another advice.socket");
-      }
-      Files.delete(path);
-    }
-    ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+    SocketFile file;
     try {
-      ch.bind(UnixDomainSocketAddress.of(path), 64);
-      // Anyone may connect and ask for advice; what changes the host is checked per request.
-      Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-rw-rw-"));
+      file = SocketFile.bind(path, 64);
     } catch (IOException e) {
-      ch.close();
       throw new IOException("cannot listen on " + path + ": " + e.getMessage(), e);
     }
-    return new AdviceServer(ch, path, true, responder, limits);
+    return new AdviceServer(file.channel(), path, file, responder, limits);
   }
 
   /**
@@ -152,20 +141,12 @@ public final class AdviceServer implements Closeable {
     Channel ch = System.inheritedChannel();
     if (ch instanceof ServerSocketChannel server && server.getLocalAddress() instanceof UnixDomainSocketAddress u) {
       LOG.info("advice socket: using the listening socket systemd passed, {}", u.getPath());
-      return new AdviceServer(server, u.getPath(), false, responder, limits);
+      return new AdviceServer(server, u.getPath(), null, responder, limits);
     }
     if (fds != null) {
       LOG.warn("advice socket: LISTEN_FDS is set but no listening Unix socket came with it; listening on a socket of our own");
     }
     return null;
-  }
-
-  private static boolean answers(Path path) {
-    try (SocketChannel c = SocketChannel.open(UnixDomainSocketAddress.of(path))) {
-      return true;
-    } catch (IOException e) {
-      return false;
-    }
   }
 
   public Path path() {
@@ -317,8 +298,8 @@ public final class AdviceServer implements Closeable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    if (ownsPath) {
-      Files.deleteIfExists(path);
+    if (ownFile != null) {
+      ownFile.close();
     }
   }
 }
