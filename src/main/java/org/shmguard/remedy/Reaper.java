@@ -22,7 +22,10 @@ import org.shmguard.policy.ReapPlan;
 /**
  * The act stage for segments: runs a confirming /proc pass, then for each candidate re-checks,
  * through a handle on the mount's root, that the file is still the one judged (device, inode,
- * ctime, one link, a regular file) and unlinks it by name relative to that handle.
+ * ctime, one link, a regular file), and leaves the last check and the unlink to
+ * {@link LeasedUnlink}: a write lease, which the kernel grants only if nothing at all has the file
+ * open, held while the name is moved out of reach, checked, and unlinked. In a dry run the lease
+ * is taken and released, and nothing is renamed or unlinked.
  *
  * <pre>{@code
  * List<ReapOutcome> done = new Reaper(observer.holderScanner()::scan).execute(judgement.plan(), dryRun);
@@ -31,6 +34,7 @@ import org.shmguard.policy.ReapPlan;
 public final class Reaper {
   private final HolderConfirmer confirmer;
   private final Linux linux;
+  private final LeasedUnlink lastCheck = new LeasedUnlink();
 
   public Reaper(HolderConfirmer confirmer) {
     this(confirmer, Linux.get());
@@ -82,7 +86,7 @@ public final class Reaper {
     }
   }
 
-  private static ReapOutcome reapOne(DirHandle dir, Assessment a, HolderPass confirm, boolean dryRun) {
+  private ReapOutcome reapOne(DirHandle dir, Assessment a, HolderPass confirm, boolean dryRun) {
     Segment s = a.segment();
     List<HolderRef> now = confirm.index().holders(s.key());
     if (!now.isEmpty()) {
@@ -100,17 +104,8 @@ public final class Reaper {
     if (changed != null) {
       return new ReapOutcome(a, ReapOutcome.Result.SKIPPED, changed);
     }
-    if (dryRun) {
-      return new ReapOutcome(a, ReapOutcome.Result.WOULD_REAP, a.reason());
-    }
-    try {
-      dir.unlink(s.name());
-      return new ReapOutcome(a, ReapOutcome.Result.REAPED, a.reason());
-    } catch (NoSuchFileException e) {
-      return new ReapOutcome(a, ReapOutcome.Result.SKIPPED, "it is already gone");
-    } catch (IOException e) {
-      return new ReapOutcome(a, ReapOutcome.Result.FAILED, e.getMessage());
-    }
+    LeasedUnlink.Done done = lastCheck.reap(dir, s, a.reason(), dryRun);
+    return new ReapOutcome(a, done.result(), done.detail());
   }
 
   /** Why the file on disk is no longer the one that was judged, or null if it still is. */
