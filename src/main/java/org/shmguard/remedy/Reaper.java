@@ -77,16 +77,32 @@ public final class Reaper {
         group.forEach(a -> out.add(new ReapOutcome(a, ReapOutcome.Result.SKIPPED, why)));
         return;
       }
-      for (Assessment a : group) {
-        out.add(reapOne(dir, a, confirm, dryRun));
+      // Cheap checks first, file by file; the survivors go through the lease together.
+      ReapOutcome[] done = new ReapOutcome[group.size()];
+      List<Integer> leased = new ArrayList<>();
+      List<LeasedUnlink.Job> jobs = new ArrayList<>();
+      for (int i = 0; i < group.size(); i++) {
+        Assessment a = group.get(i);
+        done[i] = precheck(dir, a, confirm);
+        if (done[i] == null) {
+          leased.add(i);
+          jobs.add(new LeasedUnlink.Job(a.segment(), a.reason()));
+        }
       }
+      List<LeasedUnlink.Done> last = lastCheck.reap(dir, jobs, dryRun);
+      for (int k = 0; k < leased.size(); k++) {
+        int i = leased.get(k);
+        done[i] = new ReapOutcome(group.get(i), last.get(k).result(), last.get(k).detail());
+      }
+      out.addAll(List.of(done));
     } catch (IOException e) {
       String why = "cannot open " + mount.path() + ": " + e.getMessage();
       group.forEach(a -> out.add(new ReapOutcome(a, ReapOutcome.Result.FAILED, why)));
     }
   }
 
-  private ReapOutcome reapOne(DirHandle dir, Assessment a, HolderPass confirm, boolean dryRun) {
+  /** The checks before the lease: no holder in the confirming pass, the same file by name; null if it passes. */
+  private static ReapOutcome precheck(DirHandle dir, Assessment a, HolderPass confirm) {
     Segment s = a.segment();
     List<HolderRef> now = confirm.index().holders(s.key());
     if (!now.isEmpty()) {
@@ -101,11 +117,7 @@ public final class Reaper {
       return new ReapOutcome(a, ReapOutcome.Result.FAILED, e.getMessage());
     }
     String changed = changedSince(s, st);
-    if (changed != null) {
-      return new ReapOutcome(a, ReapOutcome.Result.SKIPPED, changed);
-    }
-    LeasedUnlink.Done done = lastCheck.reap(dir, s, a.reason(), dryRun);
-    return new ReapOutcome(a, done.result(), done.detail());
+    return changed == null ? null : new ReapOutcome(a, ReapOutcome.Result.SKIPPED, changed);
   }
 
   /** Why the file on disk is no longer the one that was judged, or null if it still is. */
