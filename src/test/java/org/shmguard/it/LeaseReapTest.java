@@ -3,6 +3,7 @@ package org.shmguard.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,9 +25,11 @@ import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.remedy.Reaper;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.CliRun;
+import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Holder;
 import org.shmguard.testing.RecordingSink;
+import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 
@@ -91,8 +94,9 @@ class LeaseReapTest {
   }
 
   @Test
-  void plainLeakIsReapedAndDryRunTakesTheLeaseButRemovesNothing() {
+  void plainLeakOfAnotherUserIsReapedAndDryRunTakesTheLeaseButRemovesNothing() {
     Path seg = shm.createSegment("nccl-Plain1", 4_100);
+    Cmd.run("chown", "65534:65534", seg.toString()); // a lease on another user's file needs CAP_LEASE
 
     JsonNode dry = CliRun.of("clean", "--dry-run", "--json", "-c", config.toString()).json();
     assertThat(actionFor(dry, "nccl-Plain1").get("result").asText()).isEqualTo("would-reap");
@@ -134,6 +138,23 @@ class LeaseReapTest {
       assertThat(mapped).exists();
       assertThat(plain).doesNotExist();
     }
+  }
+
+  /** Without CAP_LEASE, root gets no lease on another user's file: kept and said, never unlinked unchecked. */
+  @Test
+  void withoutCapLeaseAnotherUsersFileIsKeptAndTheReasonSaysLeasesAreUnavailable() throws Exception {
+    Path seg = shm.createSegment("nccl-NoCap1", 4_100);
+    Cmd.run("chown", "65534:65534", seg.toString());
+
+    Cmd.Result r = Cmd.exec("setpriv", "--bounding-set", "-lease", "--inh-caps", "-lease", Sandbox.javaBinary(),
+        "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), "org.shmguard.cli.Main",
+        "clean", "--json", "-c", config.toString());
+
+    assertThat(r.status()).as(r.err()).isZero();
+    JsonNode action = actionFor(new ObjectMapper().readTree(r.out()), "nccl-NoCap1");
+    assertThat(action.get("result").asText()).isEqualTo("skipped");
+    assertThat(action.get("detail").asText()).contains("leases are unavailable").contains("CAP_LEASE");
+    assertThat(seg).exists();
   }
 
   @Test
