@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
+import java.util.function.BooleanSupplier;
 import org.shmguard.model.Segment;
 import org.shmguard.nativ.DirHandle;
 import org.shmguard.nativ.ErrnoException;
@@ -90,13 +91,16 @@ final class LeasedUnlink {
   }
 
   private final Random random;
+  private final BooleanSupplier settle;
 
   LeasedUnlink() {
-    this(new SecureRandom());
+    this(new SecureRandom(), LeasedUnlink::sleepSettle);
   }
 
-  LeasedUnlink(Random random) {
+  /** With {@code settle}: the wait of step 4, true if shmguard is stopping (tests make an opener race in it). */
+  LeasedUnlink(Random random, BooleanSupplier settle) {
     this.random = random;
+    this.settle = settle;
   }
 
   /** Reaps (or, in a dry run, only leases) each job's file; the results in the jobs' order. */
@@ -117,7 +121,7 @@ final class LeasedUnlink {
         renamed |= st.hidden != null;
       }
       if (renamed) {
-        boolean stopping = settle();
+        boolean stopping = settle.getAsBoolean();
         for (Staged st : staged) {
           if (st.hidden != null) {
             st.done = stopping ? putBack(dir, st, "shmguard is stopping") : finish(dir, st);
@@ -173,7 +177,7 @@ final class LeasedUnlink {
   }
 
   /** The wait of step 4; true if the thread was interrupted (shmguard is stopping). */
-  private static boolean settle() {
+  private static boolean sleepSettle() {
     try {
       Thread.sleep(SETTLE_MILLIS);
       return false;
