@@ -7,6 +7,7 @@
  *                 "recv": recvmsg, then print "nlink N" of the received fd.
  *   uring PATH    opens PATH, registers it in an io_uring (IORING_REGISTER_FILES, raw syscalls),
  *                 closes the fd. On "unregister": IORING_UNREGISTER_FILES, print "unregistered".
+ *                 Prints "unavailable REASON" instead of "ready" where io_uring is turned off.
  *   racer MS PATH...  for MS milliseconds, opens each PATH by name (O_RDWR) in turn; for every fd
  *                 it got, fstat's it; prints "opened N unlinked M" (M: fds whose nlink was 0).
  * Every mode exits when stdin closes (racer: when its time is up).
@@ -101,7 +102,12 @@ static int uring(const char *path) {
   struct io_uring_params p;
   memset(&p, 0, sizeof p);
   int ring = (int) syscall(__NR_io_uring_setup, 1, &p);
-  if (ring < 0) die("io_uring_setup");
+  if (ring < 0) {
+    /* ENOSYS: a kernel without io_uring; EPERM: kernel.io_uring_disabled or a seccomp filter. */
+    printf("unavailable %s\n", strerror(errno));
+    fflush(stdout);
+    return 0;
+  }
   int fd = open(path, O_RDWR);
   if (fd < 0) die("open");
   if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0) die("IORING_REGISTER_FILES");
