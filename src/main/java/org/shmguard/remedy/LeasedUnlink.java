@@ -130,6 +130,9 @@ final class LeasedUnlink {
       }
     } finally {
       for (Staged st : staged) {
+        if (st.hidden != null && st.done == null) {
+          st.done = putBack(dir, st, "the reap was cut short"); // only after an unexpected error
+        }
         if (st.file != null) {
           st.file.releaseLease(); // lets a waiting opener go on at once
           st.file.close();
@@ -161,7 +164,7 @@ final class LeasedUnlink {
     } catch (FileAlreadyExistsException e) {
       st.done = new Done(Result.SKIPPED, "its hidden name was taken; it is tried again next pass");
     } catch (LeaseUnavailableException e) {
-      st.done = new Done(Result.SKIPPED, "leases are unavailable (" + e.getMessage() + "): kept, since nothing "
+      st.done = new Done(Result.SKIPPED, ReapOutcome.NO_LEASES + " (" + e.getMessage() + "): kept, since nothing "
           + "else rules out a holder that no process shows; shmguard needs CAP_LEASE and fs.leases-enable=1");
     } catch (ErrnoException e) {
       if (e.isLink()) {

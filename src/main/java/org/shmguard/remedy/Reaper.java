@@ -58,7 +58,7 @@ public final class Reaper {
     HolderPass confirm = confirmer.confirm(devs);
     List<ReapOutcome> outcomes = new ArrayList<>();
     if (!confirm.complete()) {
-      String why = "the confirming /proc pass was incomplete: " + String.join("; ", confirm.problems());
+      String why = ReapOutcome.INCOMPLETE_PASS + ": " + String.join("; ", confirm.problems());
       plan.candidates().forEach(a -> outcomes.add(new ReapOutcome(a, ReapOutcome.Result.SKIPPED, why)));
       return outcomes;
     }
