@@ -54,12 +54,6 @@ public final class Linux {
 
     int unlinkat(int dirfd, byte[] name, int flags) throws LastErrorException;
 
-    int openat(int dirfd, byte[] name, int flags) throws LastErrorException;
-
-    int renameat2(int olddirfd, byte[] oldname, int newdirfd, byte[] newname, int flags) throws LastErrorException;
-
-    int fcntl(int fd, int cmd, int arg) throws LastErrorException;
-
     long getdents64(int fd, Memory buf, long size) throws LastErrorException;
 
     long lseek(int fd, long offset, int whence) throws LastErrorException;
@@ -149,7 +143,7 @@ public final class Linux {
 
   void unlinkat(int dirfd, byte[] name) throws IOException {
     try {
-      libc.unlinkat(dirfd, cString(name), 0);
+      DirectFileCalls.unlinkat(dirfd, cString(name), 0);
     } catch (LastErrorException e) {
       throw NativeErrors.io("unlinkat " + Names.display(name), e);
     }
@@ -162,7 +156,7 @@ public final class Linux {
    */
   OpenFile openAt(int dirfd, byte[] name) throws IOException {
     try {
-      int fd = libc.openat(dirfd, cString(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+      int fd = DirectFileCalls.openat(dirfd, cString(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
       return new OpenFile(this, fd);
     } catch (LastErrorException e) {
       throw NativeErrors.io("open " + Names.display(name), e);
@@ -172,7 +166,7 @@ public final class Linux {
   /** renameat2(2) with RENAME_NOREPLACE within one directory: fails with EEXIST instead of replacing. */
   void renameNoReplace(int dirfd, byte[] from, byte[] to) throws IOException {
     try {
-      libc.renameat2(dirfd, cString(from), dirfd, cString(to), RENAME_NOREPLACE);
+      DirectFileCalls.renameat2(dirfd, cString(from), dirfd, cString(to), RENAME_NOREPLACE);
     } catch (LastErrorException e) {
       throw NativeErrors.io("rename " + Names.display(from) + " to " + Names.display(to), e);
     }
@@ -181,7 +175,7 @@ public final class Linux {
   /** fcntl(2) with an int argument; the result, or the errno as an exception. */
   int fcntl(int fd, int cmd, int arg, String what) throws IOException {
     try {
-      return libc.fcntl(fd, cmd, arg);
+      return DirectFileCalls.fcntl(fd, cmd, arg);
     } catch (LastErrorException e) {
       throw NativeErrors.io(what, e);
     }

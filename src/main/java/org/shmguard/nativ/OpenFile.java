@@ -31,7 +31,7 @@ public final class OpenFile implements AutoCloseable {
 
   /** statx of the open file itself: what the descriptor refers to, whatever its name now leads to. */
   public StatxResult stat() throws IOException {
-    return linux.fstat(fd);
+    return DirectStatx.fstat(fd);
   }
 
   /**
@@ -90,7 +90,11 @@ public final class OpenFile implements AutoCloseable {
     if (!closed) {
       closed = true;
       leased = false;
-      linux.close(fd);
+      try {
+        DirectFileCalls.close(fd);
+      } catch (com.sun.jna.LastErrorException ignored) {
+        // a read-only descriptor: nothing was written that close could fail to flush
+      }
     }
   }
 }
