@@ -49,8 +49,8 @@ import org.slf4j.LoggerFactory;
  * <p>The hidden name lives in the same directory rather than in a private directory of ours:
  * rename(2) cannot leave the tmpfs, so a private directory would have to be created (and left
  * behind by a crash, with the file in it and invisible to every scan) inside the very directory
- * ordinary users write to. In a sticky directory such as /dev/shm (1777) only the file's owner or
- * root can rename or unlink the hidden name, and the owner could do the same to the original name;
+ * ordinary users write to. In a sticky directory such as /dev/shm (1777) only the file's owner, the
+ * directory's owner or root can rename or unlink the hidden name, as they could the original name;
  * in a directory without the sticky bit anyone who may write it can already delete any file in it,
  * so the hidden name gives no one anything they lacked. Anyone who may read the directory sees the
  * hidden name for a few milliseconds; opening it breaks the lease like any other open, and the
