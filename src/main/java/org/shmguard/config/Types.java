@@ -163,12 +163,16 @@ final class Types {
   private static String listenHostProblem(String host) {
     if (host.startsWith("[") || host.endsWith("]")) {
       String inside = host.length() >= 2 && host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : "";
-      // A bracketed literal is parsed, never looked up: InetAddress refuses a bracketed non-literal.
-      if (inside.isEmpty() || !inside.contains(":") || !inside.matches("[0-9A-Fa-f:.]+")) {
+      // A zone (fe80::1%eth0) names an interface that may come later: only its syntax is checked.
+      int zone = inside.indexOf('%');
+      String address = zone < 0 ? inside : inside.substring(0, zone);
+      if (!address.contains(":") || !address.matches("[0-9A-Fa-f:.]+")
+          || (zone >= 0 && !inside.substring(zone + 1).matches("[A-Za-z0-9_.-]{1,15}"))) {
         return "\"" + host + "\" is not an IPv6 address in brackets, such as [::1]";
       }
       try {
-        java.net.InetAddress.getByName(host);
+        // A bracketed literal is parsed, never looked up: InetAddress refuses a bracketed non-literal.
+        java.net.InetAddress.getByName("[" + address + "]");
         return null;
       } catch (java.net.UnknownHostException e) {
         return "\"" + host + "\" is not an IPv6 address in brackets, such as [::1]";

@@ -131,7 +131,7 @@ final class MetricsPort implements AutoCloseable {
 
   private static String reason(Exception e) {
     if (e instanceof java.nio.channels.UnresolvedAddressException) {
-      return "the host name does not resolve";
+      return "the address does not resolve";
     }
     return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
   }
