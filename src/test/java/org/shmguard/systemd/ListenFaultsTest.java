@@ -119,6 +119,17 @@ class ListenFaultsTest {
     }
   }
 
+  @Test
+  void onlyAMalformedMetricsAddressIsABadConfiguration() {
+    Path bad = TestConfig.write("metrics:\n  listen: \"::1:9477\"\n");
+
+    CliRun run = CliRun.of("daemon", "-c", bad.toString());
+
+    assertThat(run.status()).isEqualTo(78);
+    assertThat(run.err()).contains(bad + ":2").contains("metrics.listen").contains("needs brackets, such as [::1]:9477")
+        .doesNotContain("Exception");
+  }
+
   private static boolean scrapes(int port) {
     try {
       HttpResponse<String> r = HttpClient.newHttpClient().send(
