@@ -3,6 +3,7 @@ package org.shmguard.cli;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.shmguard.advice.SocketInUseException;
 import org.shmguard.config.Config;
 import org.shmguard.daemon.AlertSink;
 import org.shmguard.daemon.Daemon;
@@ -16,7 +17,11 @@ import picocli.CommandLine.Mixin;
 
 @Command(name = "daemon", mixinStandardHelpOptions = true,
     description = "Run in the foreground as a service: watch every shm mount with inotify and every holder's exit, reap leaked segments with their evidence, alert on capacity through journald, answer launchers on the advice socket, grow a tmpfs past critical where remount.enabled allows, and tell systemd (Type=notify) when it is ready, what it is doing, and that it is alive. Stops on SIGTERM or SIGINT.",
-    footer = {"", "Exit status: 0 stopped by a signal, 70 the service failed, 78 bad configuration."})
+    footer = {"", "Exit status: 0 stopped by a signal, 70 the service failed, 75 another shmguard already answers on "
+        + "advice.socket (EX_TEMPFAIL: systemd restarts the service until that one stops), 78 bad configuration "
+        + "(EX_CONFIG: a value that fails validation). A metrics port that cannot listen (busy, or its address not on "
+        + "this host) is not a configuration error: the daemon starts, alerts once (metrics_unavailable) and retries "
+        + "it with backoff."})
 final class DaemonCommand implements Callable<Integer> {
   @Mixin CommonOptions common;
 
@@ -24,15 +29,23 @@ final class DaemonCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Config config = common.loadConfig();
     Main.setLogLevel(config.log().level());
-    try (MetricsOutputs metrics = MetricsOutputs.start(config)) {
-      return run(config, metrics);
+    AlertSink journal = JournalAlertSink.choose();
+    // A metrics port it cannot listen on is alerted and retried, never a reason not to start.
+    try (MetricsOutputs metrics = MetricsOutputs.start(config, journal)) {
+      return run(config, metrics, new CountingAlertSink(journal, metrics));
     }
   }
 
-  private int run(Config config, MetricsOutputs metrics) throws Exception {
-    AlertSink sink = new CountingAlertSink(JournalAlertSink.choose(), metrics);
+  private int run(Config config, MetricsOutputs metrics, AlertSink sink) throws Exception {
     Daemon daemon;
-    try (DaemonAdvice advice = DaemonAdvice.start(config, common.hostPaths(), sink, metrics::adviceAnswered)) {
+    DaemonAdvice advice;
+    try {
+      advice = DaemonAdvice.start(config, common.hostPaths(), sink, metrics::adviceAnswered);
+    } catch (SocketInUseException e) {
+      common.spec.commandLine().getErr().println("shmguard: not starting: " + e.getMessage());
+      return Main.EXIT_TEMPFAIL;
+    }
+    try (advice) {
       try {
         daemon = Daemon.start(config, common.hostPaths(), sink, ServiceNotifier.fromEnvironment(), List.of(advice::onPass,
             pass -> metrics.passCompleted(pass, pass.took())));
