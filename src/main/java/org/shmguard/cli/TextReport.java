@@ -33,9 +33,15 @@ final class TextReport {
             .append(" ").append(h.path()).append(" held by ").append(describe(snap, h.pids())).append('\n');
       }
     }
+    for (MountReport r : j.mounts()) {
+      String note = ScanView.note(snap.contents(r.mount().dev()));
+      if (note != null) {
+        out.append("  ").append(r.mount().displayName()).append(": ").append(note).append('\n');
+      }
+    }
     out.append('\n');
     if (j.segments().isEmpty()) {
-      out.append("No files in the watched mounts.\n");
+      out.append("No files with reapable names (reap.patterns) in the watched mounts.\n");
     } else {
       Table segs = new Table("MOUNT", "NAME", "ALLOC", "AGE", "KIND", "VERDICT", "HOLDERS / REASON");
       for (Assessment a : j.segments()) {

@@ -18,7 +18,8 @@ public enum EventKind {
   SUMMARY("summary", "dfab499441854ec4b590b4f8518c3162", 6),
   REMOUNT_GROWN("remount_grown", "c8d011c3edc44e52a5e7b959860d98a6", 5),
   REMOUNT_REFUSED("remount_refused", "d334f009b14a4e77a397ccb79d857e69", 4),
-  REMOUNT_FAILED("remount_failed", "50116415299f40b79bbd5a9e1f195a08", 3);
+  REMOUNT_FAILED("remount_failed", "50116415299f40b79bbd5a9e1f195a08", 3),
+  TOO_MANY_FILES("too_many_files", "8bda90d0ac6348149f7c04c30ae2e3fc", 4);
 
   private final String label;
   private final String messageId;

@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.MountDiscovery;
+import org.shmguard.host.SelfMemory;
 import org.shmguard.model.Dev;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
@@ -43,6 +44,13 @@ final class Worker implements Runnable {
   private static final int IDLE_WAIT_MS = 60_000;
   /** The soonest a pass runs again for a segment leaving its grace: a bound on passes, whatever the clocks say. */
   private static final long GRACE_MIN_WAIT_NANOS = Duration.ofMillis(50).toNanos();
+  /**
+   * A pass that an event (inotify, a holder's exit) asked for waits this many times the previous
+   * pass's length after it: a user who keeps creating files in a mount of a million costs the
+   * daemon at most a third of a core, not all of it. Requests and timers do not wait.
+   */
+  private static final int EVENT_GAP_FACTOR = 2;
+  private static final long EVENT_GAP_MAX_NANOS = Duration.ofSeconds(10).toNanos();
 
   enum Request { SWEEP, REDISCOVER, SUMMARY }
 
@@ -57,6 +65,7 @@ final class Worker implements Runnable {
   private final Duration grace;
   private final SegmentAlerts segmentAlerts = new SegmentAlerts();
   private final CapacityAlerts capacityAlerts;
+  private final FileCountAlerts fileCountAlerts = new FileCountAlerts();
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
@@ -74,6 +83,10 @@ final class Worker implements Runnable {
   /** When the first unheld segment now in its grace becomes reapable: a pass is due then, not at the next sweep. */
   private long graceEndsAt = -1;
   private Set<Dev> knownMounts = new HashSet<>();
+  /** The soonest an event-triggered pass may run: the previous pass's end plus a gap that grows with its length. */
+  private long eventsNotBefore = -1;
+  /** Whether a request (sweep, rediscovery) is among what made the pending pass due: it does not wait for the gap. */
+  private boolean requested;
 
   /** Looks for the current set of mounts without a full pass. */
   interface Rediscovery {
@@ -188,17 +201,21 @@ final class Worker implements Runnable {
     }
     for (Request r : takeRequests()) {
       switch (r) {
-        case SWEEP -> due(now - settleNanos);
+        case SWEEP -> {
+          due(now - settleNanos);
+          requested = true;
+        }
         case REDISCOVER -> {
           if (!rediscovery.mounts().equals(knownMounts)) {
             due(now - settleNanos);
+            requested = true;
           }
         }
         case SUMMARY -> summary();
       }
     }
     now = System.nanoTime();
-    boolean settled = pendingSince >= 0 && now - pendingSince >= settleNanos;
+    boolean settled = pendingSince >= 0 && now - pendingSince >= settleNanos && (requested || now >= eventsNotBefore);
     boolean retry = retryAt >= 0 && now >= retryAt;
     boolean graceOver = graceEndsAt >= 0 && now >= graceEndsAt;
     if (settled || retry || graceOver) {
@@ -224,7 +241,11 @@ final class Worker implements Runnable {
   private int timeoutMs(long now) {
     long wait = Long.MAX_VALUE;
     if (pendingSince >= 0) {
-      wait = Math.min(wait, pendingSince + settleNanos - now);
+      long at = pendingSince + settleNanos;
+      if (!requested && eventsNotBefore > at) {
+        at = eventsNotBefore;
+      }
+      wait = Math.min(wait, at - now);
     }
     if (retryAt >= 0) {
       wait = Math.min(wait, retryAt - now);
@@ -254,6 +275,7 @@ final class Worker implements Runnable {
     pendingSince = -1;
     retryAt = -1;
     graceEndsAt = -1;
+    requested = false;
     try {
       pass();
     } catch (RuntimeException e) {
@@ -283,7 +305,13 @@ final class Worker implements Runnable {
     reportMounts(j);
     capacityAlerts.report(j, sink);
     segmentAlerts.report(pass, sink);
+    fileCountAlerts.report(j.snapshot(), sink);
     long reapedNow = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
+    long end = System.nanoTime();
+    eventsNotBefore = end + Math.min(EVENT_GAP_MAX_NANOS, EVENT_GAP_FACTOR * took);
+    if (reapedNow > 0 && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0)) {
+      dueOnExit(end - settleNanos); // more files than one pass examines, and this one made room: the next batch
+    }
     if (mounts.sync(j.snapshot().mounts())) {
       due(System.nanoTime() - settleNanos); // files created before a new watch existed: look once more
     }
@@ -294,7 +322,7 @@ final class Worker implements Runnable {
     graceEndsAt = graceEnd(j, System.nanoTime());
     DaemonStatus before = status;
     status = new DaemonStatus(before.passes() + 1, before.reaped() + reapedNow, mounts.overflows(), mounts.size(),
-        exits.size(), took, j);
+        exits.size(), took, j, SelfMemory.residentBytes());
     LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
         status.line());
     if (ready) {

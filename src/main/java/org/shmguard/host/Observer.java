@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.shmguard.model.Dev;
+import org.shmguard.model.MountContents;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
@@ -26,6 +27,8 @@ import org.shmguard.nativ.Linux;
  * }</pre>
  */
 public final class Observer {
+  /** reap.examineLimit's shipped default. */
+  public static final int DEFAULT_LIMIT = 10_000;
   private final MountDiscovery discovery;
   private final SegmentLister lister;
   private final HolderScanner holders;
@@ -35,9 +38,15 @@ public final class Observer {
   private final Clock clock;
   private MountDiscovery.Result lastFound;
 
+  /** An observer that keeps every regular file, up to {@link #DEFAULT_LIMIT} per mount: for tools that judge names themselves. */
   public Observer(HostPaths paths, boolean auto, List<String> configured, Clock clock) {
+    this(paths, auto, configured, clock, SegmentLister.Selection.everything(DEFAULT_LIMIT));
+  }
+
+  /** @param selection which files each mount's listing keeps, and how many at most */
+  public Observer(HostPaths paths, boolean auto, List<String> configured, Clock clock, SegmentLister.Selection selection) {
     this.discovery = new MountDiscovery(paths);
-    this.lister = new SegmentLister();
+    this.lister = new SegmentLister(selection);
     this.holders = new HolderScanner(paths);
     this.details = new ProcessDetails(paths);
     this.auto = auto;
@@ -66,6 +75,7 @@ public final class Observer {
     List<String> warnings = new ArrayList<>(found.warnings());
     List<ShmMount> mounts = new ArrayList<>();
     List<Segment> segments = new ArrayList<>();
+    List<MountContents> contents = new ArrayList<>();
     Set<Dev> devs = new LinkedHashSet<>();
     for (ShmMount m : found.mounts()) {
       SegmentLister.Listing listing = lister.list(m);
@@ -74,6 +84,7 @@ public final class Observer {
         continue;
       }
       segments.addAll(listing.segments());
+      contents.add(listing.contents());
       mounts.add(m.withUsage(usage(m, warnings)));
       devs.add(m.dev());
     }
@@ -86,7 +97,7 @@ public final class Observer {
       }
     }
     return new Snapshot(takenAt, mounts, segments, pass.index(), pass.livePids(), infos, pass.problems(),
-        warnings, PidNamespace.isInitial(), pass.processes());
+        warnings, PidNamespace.isInitial(), pass.processes(), contents);
   }
 
   private static ShmMount.Usage usage(ShmMount m, List<String> warnings) {
