@@ -96,10 +96,19 @@ class CrowdedMountTest {
         System.out.printf("daemon among %d files: %s (RSS %d MiB)%n", others, status, rssMib);
         assertThat(rssMib).isBetween(1L, 400L);
         assertThat(daemon.isAlive()).as("the daemon is still up").isTrue();
+
+        // A user who keeps creating and removing files: every event asks for a pass over the whole
+        // mount, and the queue overflows. Passes are spaced by twice their length, so the daemon
+        // takes well under a core (about a third), not all of it.
+        double share = cpuShareWhileChurning(daemon.pid(), shm.path(), Duration.ofSeconds(6));
+        System.out.printf("daemon's CPU while a user churns files among %d: %.0f%% of one core%n", others, 100 * share);
+        assertThat(share).as("the daemon's share of a core while files churn").isLessThan(0.75);
+        assertThat(daemon.isAlive()).as("the daemon is still up").isTrue();
         String out = Files.readString(log);
         assertThat(count(out, "SHMGUARD_EVENT=too_many_files")).as("one too_many_files event").isEqualTo(1);
         assertThat(out).doesNotContain("OutOfMemoryError");
         assertThat(Files.exists(shm.file("file-0000000"))).as("files no pattern allows stay").isTrue();
+        assertThat(files(shm.path())).as("files no pattern allows stay").isEqualTo(others);
 
         daemon.destroy(); // SIGTERM
         assertThat(daemon.waitFor(60, TimeUnit.SECONDS)).isTrue();
@@ -113,6 +122,32 @@ class CrowdedMountTest {
         Files.deleteIfExists(log);
       }
     }
+  }
+
+  /** The daemon's CPU time over the wall time while this thread creates and removes files as fast as it can. */
+  private static double cpuShareWhileChurning(long pid, Path mount, Duration d) throws IOException {
+    long cpu0 = cpuTicks(pid);
+    long t0 = System.nanoTime();
+    long end = t0 + d.toNanos();
+    int i = 0;
+    while (System.nanoTime() < end) {
+      Path f = mount.resolve("churn-" + (i++ % 64));
+      Files.deleteIfExists(f);
+      Files.createFile(f);
+    }
+    long wallNanos = System.nanoTime() - t0;
+    long cpu = cpuTicks(pid) - cpu0;
+    for (int k = 0; k < 64; k++) {
+      Files.deleteIfExists(mount.resolve("churn-" + k));
+    }
+    return cpu * (1e9 / 100) / wallNanos; // USER_HZ is 100 on Linux
+  }
+
+  /** utime + stime of {@code pid}, in clock ticks (/proc/PID/stat fields 14 and 15). */
+  private static long cpuTicks(long pid) throws IOException {
+    String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    return Long.parseLong(f[11]) + Long.parseLong(f[12]);
   }
 
   /** The unit's ExecStart JVM options, with the jar swapped for this build's classes. */
