@@ -200,4 +200,19 @@ class JudgeTest {
       assertThat(h.path()).isEqualTo("/dev/shm/nccl-AbCdEf (deleted)");
     });
   }
+
+  @Test
+  void mountFiguresComeFromTheListingsCountsNotFromTheSegmentsKept() {
+    segment("nccl-Kept01", 1, 4096, Duration.ofDays(1));
+    Snapshot snap = new Snapshot(NOW, List.of(MOUNT), segments, holders.build(), live, infos, problems, List.of(), true, 0,
+        List.of(new org.shmguard.model.MountContents(DEV, 1_000_000, 7L << 20, 3, 20_000, 4096, 1, 1)));
+
+    Judgement j = Judge.judge(snap, HolderHistory.empty(), POLICY);
+
+    assertThat(j.mounts()).singleElement().satisfies(r -> {
+      assertThat(r.segments()).isEqualTo(1_000_000);
+      assertThat(r.visibleBytes()).isEqualTo(7L << 20);
+    });
+    assertThat(j.segments()).hasSize(1);
+  }
 }
