@@ -146,6 +146,20 @@ class JudgeTest {
   }
 
   @Test
+  void segmentWithMoreHoldersThanTheHistoryKeepsWaitsOutGraceEvenWhenTheyAllExit() {
+    Segment s = segment("nccl-Crowd1", 1, 9_637_892, Duration.ofSeconds(5));
+    for (int pid = 100; pid < 100 + HolderHistory.MAX_HOLDERS + 1; pid++) {
+      hold(s, pid, Access.FD, 5000 + pid);
+    }
+    HolderHistory history = HolderHistory.empty().next(snapshot(NOW.minusSeconds(1)));
+
+    Judgement j = Judge.judge(laterWithoutHolders(new BitSet(), Map.of()), history, POLICY);
+
+    assertThat(verdictOf(j, "nccl-Crowd1")).isEqualTo(Verdict.GRACE);
+    assertThat(j.segments().get(0).lastHolders()).hasSize(HolderHistory.MAX_HOLDERS);
+  }
+
+  @Test
   void holderThatLetGoButLivesKeepsTheSegmentInGrace() {
     Segment s = segment("nccl-LetGo1", 1, 9_637_892, Duration.ofSeconds(5));
     hold(s, 100, Access.MAP, 5000);
