@@ -76,6 +76,11 @@ final class TextReport {
     if (!pass.outcomes().isEmpty()) {
       out.append(pass.dryRun() ? "Would free " : "Freed ").append(Bytes.human(bytes)).append(".\n");
     }
+    long more = CleanView.notExamined(pass);
+    if (more > 0) {
+      out.append(more).append(" more files with reapable names were not examined (reap.examineLimit per mount);"
+          + " run clean again to reach them.\n");
+    }
     footer(out, j);
     return out.toString();
   }
