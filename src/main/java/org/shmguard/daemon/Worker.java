@@ -44,13 +44,6 @@ final class Worker implements Runnable {
   private static final int IDLE_WAIT_MS = 60_000;
   /** The soonest a pass runs again for a segment leaving its grace: a bound on passes, whatever the clocks say. */
   private static final long GRACE_MIN_WAIT_NANOS = Duration.ofMillis(50).toNanos();
-  /**
-   * A pass that an event (inotify, a holder's exit) asked for waits this many times the previous
-   * pass's length after it: a user who keeps creating files in a mount of a million costs the
-   * daemon at most a third of a core, not all of it. Requests and timers do not wait.
-   */
-  private static final int EVENT_GAP_FACTOR = 2;
-  private static final long EVENT_GAP_MAX_NANOS = Duration.ofSeconds(10).toNanos();
 
   enum Request { SWEEP, REDISCOVER, SUMMARY }
 
@@ -66,6 +59,12 @@ final class Worker implements Runnable {
   private final SegmentAlerts segmentAlerts = new SegmentAlerts();
   private final CapacityAlerts capacityAlerts;
   private final FileCountAlerts fileCountAlerts = new FileCountAlerts();
+  /**
+   * Spaces the passes that inotify, a holder's exit or a segment leaving its grace ask for, once a
+   * second of them has run back to back (see PassBudget). Requests, sweeps and zombie retries do
+   * not wait.
+   */
+  private final PassBudget budget = new PassBudget();
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
@@ -83,7 +82,7 @@ final class Worker implements Runnable {
   /** When the first unheld segment now in its grace becomes reapable: a pass is due then, not at the next sweep. */
   private long graceEndsAt = -1;
   private Set<Dev> knownMounts = new HashSet<>();
-  /** The soonest an event-triggered pass may run: the previous pass's end plus a gap that grows with its length. */
+  /** The soonest an event-triggered pass may run (PassBudget). */
   private long eventsNotBefore = -1;
   /** Whether a request (sweep, rediscovery) is among what made the pending pass due: it does not wait for the gap. */
   private boolean requested;
@@ -217,7 +216,7 @@ final class Worker implements Runnable {
     now = System.nanoTime();
     boolean settled = pendingSince >= 0 && now - pendingSince >= settleNanos && (requested || now >= eventsNotBefore);
     boolean retry = retryAt >= 0 && now >= retryAt;
-    boolean graceOver = graceEndsAt >= 0 && now >= graceEndsAt;
+    boolean graceOver = graceEndsAt >= 0 && now >= Math.max(graceEndsAt, eventsNotBefore);
     if (settled || retry || graceOver) {
       passSafely();
     }
@@ -251,7 +250,7 @@ final class Worker implements Runnable {
       wait = Math.min(wait, retryAt - now);
     }
     if (graceEndsAt >= 0) {
-      wait = Math.min(wait, graceEndsAt - now);
+      wait = Math.min(wait, Math.max(graceEndsAt, eventsNotBefore) - now);
     }
     Duration wd = notifier.watchdogPeriod();
     if (wd != null) {
@@ -308,7 +307,8 @@ final class Worker implements Runnable {
     fileCountAlerts.report(j.snapshot(), sink);
     long reapedNow = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
     long end = System.nanoTime();
-    eventsNotBefore = end + Math.min(EVENT_GAP_MAX_NANOS, EVENT_GAP_FACTOR * took);
+    budget.spent(took, end);
+    eventsNotBefore = budget.nextAt(end);
     if (reapedNow > 0 && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0)) {
       dueOnExit(end - settleNanos); // more files than one pass examines, and this one made room: the next batch
     }
