@@ -61,7 +61,8 @@ final class TextReport {
     if (pass.outcomes().isEmpty()) {
       long leaked = j.segments().stream().filter(a -> a.verdict().reapable()).count();
       out.append(leaked == 0 ? "Nothing to reap" : leaked + " leaked, none reaped")
-          .append(" (").append(j.segments().size()).append(" files in ").append(j.mounts().size()).append(" mounts).\n");
+          .append(" (").append(j.snapshot().contents().stream().mapToLong(c -> c.files()).sum()).append(" files in ")
+          .append(j.mounts().size()).append(" mounts).\n");
     }
     long bytes = 0;
     for (ReapOutcome o : pass.outcomes()) {
