@@ -37,6 +37,8 @@ public final class Observer {
   private final List<String> configured;
   private final Clock clock;
   private MountDiscovery.Result lastFound;
+  /** The previous pass's holders: files held then are kept apart from the oldest unheld (see SegmentLister). */
+  private org.shmguard.model.HolderIndex lastHolders = org.shmguard.model.HolderIndex.empty();
 
   /** An observer that keeps every regular file, up to {@link #DEFAULT_LIMIT} per mount: for tools that judge names themselves. */
   public Observer(HostPaths paths, boolean auto, List<String> configured, Clock clock) {
@@ -78,7 +80,7 @@ public final class Observer {
     List<MountContents> contents = new ArrayList<>();
     Set<Dev> devs = new LinkedHashSet<>();
     for (ShmMount m : found.mounts()) {
-      SegmentLister.Listing listing = lister.list(m);
+      SegmentLister.Listing listing = lister.list(m, lastHolders::isHeld);
       if (listing.problem() != null) {
         warnings.add(listing.problem());
         continue;
@@ -89,6 +91,7 @@ public final class Observer {
       devs.add(m.dev());
     }
     HolderPass pass = holders.scan(devs);
+    lastHolders = pass.index();
     Map<Integer, ProcessInfo> infos = new HashMap<>();
     for (int pid : pass.index().pids()) {
       ProcessInfo info = details.read(pid);

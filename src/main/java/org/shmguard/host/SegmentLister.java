@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.PriorityQueue;
 import java.util.function.Predicate;
 import org.shmguard.model.Dev;
+import org.shmguard.model.FileKey;
 import org.shmguard.model.MountContents;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
@@ -25,7 +26,10 @@ import org.shmguard.nativ.StatxResult;
  * <p>Memory does not grow with the mount: names stream from getdents64 one buffer at a time,
  * every file is counted, and only files whose names {@link Selection#examines} allows are kept,
  * at most {@link Selection#limit} of them, the oldest by last change (those nearest the end of
- * their grace, or past it).
+ * their grace, or past it). Files the previous pass saw held, and hard-linked files, are kept
+ * apart, up to the same limit: a user who holds many old files open, or links many names to one
+ * file, cannot crowd out a newer leak, and such a file is still judged (and its holders
+ * remembered) when it is kept.
  *
  * <pre>{@code
  * SegmentLister.Listing l = new SegmentLister(new SegmentLister.Selection(policy::examines, 10_000)).list(mount);
@@ -77,13 +81,18 @@ public final class SegmentLister {
   }
 
   public Listing list(ShmMount mount) {
+    return list(mount, key -> false);
+  }
+
+  /** @param heldBefore whether the previous pass saw a holder of this file */
+  public Listing list(ShmMount mount, Predicate<FileKey> heldBefore) {
     try (DirHandle dir = linux.openDirectory(mount.path())) {
       StatxResult self = dir.self();
       Dev dev = Dev.of(self.devMajor(), self.devMinor());
       if (!dev.equals(mount.dev())) {
         return new Listing(List.of(), null, mount.path() + " is now device " + dev + ", not " + mount.dev() + "; not listed");
       }
-      Counter counter = new Counter(dir, dev, selection);
+      Counter counter = new Counter(dir, dev, selection, heldBefore);
       try {
         dir.forEachName(counter::accept);
       } catch (UncheckedIOException e) {
@@ -95,23 +104,27 @@ public final class SegmentLister {
     }
   }
 
-  /** One listing's counts and its bounded set of kept files: a max-heap whose head is the newest kept. */
+  /** One listing's counts and its bounded sets of kept files: max-heaps whose heads are the newest kept. */
   private static final class Counter {
     private final DirHandle dir;
     private final Dev dev;
     private final Selection selection;
+    private final Predicate<FileKey> heldBefore;
     private final PriorityQueue<Segment> oldest;
+    private final PriorityQueue<Segment> setAside;
     private long files;
     private long fileBytes;
     private long other;
     private long matching;
     private long matchingBytes;
 
-    Counter(DirHandle dir, Dev dev, Selection selection) {
+    Counter(DirHandle dir, Dev dev, Selection selection, Predicate<FileKey> heldBefore) {
       this.dir = dir;
       this.dev = dev;
       this.selection = selection;
+      this.heldBefore = heldBefore;
       this.oldest = new PriorityQueue<>(Math.min(selection.limit(), 1024) + 1, OLDEST_FIRST.reversed());
+      this.setAside = new PriorityQueue<>(16, OLDEST_FIRST.reversed());
     }
 
     void accept(byte[] name) {
@@ -136,22 +149,31 @@ public final class SegmentLister {
       matchingBytes += st.allocatedBytes();
       Segment s = new Segment(dev, name, st.ino(), st.size(), st.allocatedBytes(), st.mode(), st.uid(), st.nlink(),
           st.mtimeSec() * 1_000_000_000L + st.mtimeNsec(), st.ctimeSec() * 1_000_000_000L + st.ctimeNsec());
-      if (oldest.size() < selection.limit()) {
-        oldest.add(s);
-      } else if (OLDEST_FIRST.compare(s, oldest.peek()) < 0) {
-        oldest.poll();
-        oldest.add(s);
+      // Files that cannot be reaped now (held last pass, or hard-linked) are kept apart: any number
+      // of them, however old, leaves the oldest others their places.
+      keep(heldBefore.test(s.key()) || s.hasOtherLinks() ? setAside : oldest, s);
+    }
+
+    private void keep(PriorityQueue<Segment> heap, Segment s) {
+      if (heap.size() < selection.limit()) {
+        heap.add(s);
+      } else if (OLDEST_FIRST.compare(s, heap.peek()) < 0) {
+        heap.poll();
+        heap.add(s);
       }
     }
 
     List<Segment> kept() {
-      List<Segment> list = new ArrayList<>(oldest);
+      List<Segment> list = new ArrayList<>(oldest.size() + setAside.size());
+      list.addAll(oldest);
+      list.addAll(setAside);
       list.sort(OLDEST_FIRST);
       return list;
     }
 
     MountContents contents() {
-      return new MountContents(dev, files, fileBytes, other, matching, matchingBytes, oldest.size(), selection.limit());
+      return new MountContents(dev, files, fileBytes, other, matching, matchingBytes, oldest.size() + setAside.size(),
+          selection.limit());
     }
   }
 }

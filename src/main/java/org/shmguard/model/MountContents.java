@@ -18,8 +18,10 @@ import java.util.Objects;
  * @param otherEntries entries that are not regular files on this device (directories, links, FIFOs, mounts)
  * @param matching regular files whose names a reap pattern allows and no deny entry names
  * @param matchingBytes their allocated bytes
- * @param examined how many of {@code matching} were kept as segments: the oldest by last change
- * @param limit the most that one pass keeps for this mount (reap.examineLimit)
+ * @param examined how many of {@code matching} were kept as segments: the oldest by last change,
+ *     up to {@code limit} of those that may be reapable and as many of those that are not (held at
+ *     the previous pass, or hard-linked)
+ * @param limit reap.examineLimit
  */
 public record MountContents(Dev dev, long files, long fileBytes, long otherEntries, long matching, long matchingBytes,
     int examined, int limit) {

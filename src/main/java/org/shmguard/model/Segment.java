@@ -53,6 +53,11 @@ public record Segment(
     return new String(rawName, java.nio.charset.StandardCharsets.UTF_8);
   }
 
+  /** Whether another name links to the same file: unlinking this one would free nothing, so it is never reaped. */
+  public boolean hasOtherLinks() {
+    return nlink > 1;
+  }
+
   /** The last change in nanoseconds since the epoch: what the grace and the oldest-first order go by. */
   public long lastChangeNanos() {
     return Math.max(mtimeNanos, ctimeNanos);

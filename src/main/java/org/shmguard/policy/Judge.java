@@ -71,7 +71,7 @@ public final class Judge {
     } else if (allowed == null) {
       verdict = Verdict.IGNORED;
       reason = "no reap.patterns entry matches";
-    } else if (s.nlink() > 1) {
+    } else if (s.hasOtherLinks()) {
       verdict = Verdict.IGNORED;
       reason = "it has " + s.nlink() + " hard links; unlinking one name would free nothing";
     } else if (!holders.isEmpty()) {

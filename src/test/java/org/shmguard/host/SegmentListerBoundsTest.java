@@ -63,4 +63,27 @@ class SegmentListerBoundsTest {
       assertThat(lister.list(mount).segments()).extracting(Segment::displayName).containsExactly("nccl-Seq1");
     }
   }
+
+  @Test
+  void heldAndHardLinkedFilesDoNotCrowdOutANewerLeak() throws Exception {
+    try (TmpfsMount shm = TmpfsMount.create("size=1m")) {
+      shm.createSegment("nccl-Link0", 4096);
+      Files.createLink(shm.file("nccl-Link1"), shm.file("nccl-Link0"));
+      Files.createLink(shm.file("nccl-Link2"), shm.file("nccl-Link0"));
+      shm.createSegment("nccl-HeldA", 4096);
+      long heldIno = (Long) Files.getAttribute(shm.file("nccl-HeldA"), "unix:ino");
+      Thread.sleep(20);
+      shm.createSegment("nccl-Leak", 4096);
+      ShmMount mount = new ShmMount(shm.dev(), shm.path().toString(), shm.path().toString(), MountOrigin.CONFIGURED,
+          "rw", null, List.of(), null, null);
+
+      SegmentLister.Listing l = new SegmentLister(new SegmentLister.Selection(POLICY::examines, 1))
+          .list(mount, key -> key.ino() == heldIno);
+
+      assertThat(l.segments()).extracting(Segment::displayName).contains("nccl-Leak").hasSize(2);
+      assertThat(l.contents().matching()).isEqualTo(5);
+      assertThat(l.contents().examined()).isEqualTo(2);
+      assertThat(l.contents().unexamined()).isEqualTo(3);
+    }
+  }
 }
