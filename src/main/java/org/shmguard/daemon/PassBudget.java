@@ -16,7 +16,7 @@ package org.shmguard.daemon;
  */
 final class PassBudget {
   /** The most pass time that may run back to back. */
-  static final long BURST_NANOS = 1_000_000_000L;
+  static final long BURST_NANOS = 2_000_000_000L;
   /** The longest a pass waits: a pass of minutes, whatever made it so, still leaves room for the next. */
   static final long MAX_WAIT_NANOS = 10_000_000_000L;
   private long tokens = BURST_NANOS;

@@ -60,8 +60,8 @@ final class Worker implements Runnable {
   private final CapacityAlerts capacityAlerts;
   private final FileCountAlerts fileCountAlerts = new FileCountAlerts();
   /**
-   * Spaces the passes that inotify, a holder's exit or a segment leaving its grace ask for, once a
-   * second of them has run back to back (see PassBudget). Requests, sweeps and zombie retries do
+   * Spaces the passes that inotify, a holder's exit or a segment leaving its grace ask for, once
+   * two seconds of them have run back to back (see PassBudget). Requests, sweeps and zombie retries do
    * not wait.
    */
   private final PassBudget budget = new PassBudget();

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import org.junit.jupiter.api.Test;
 
-/** Event passes: a second of them back to back, then each waits twice its length. */
+/** Event passes: two seconds of them back to back, then each waits twice its length. */
 class PassBudgetTest {
   private static final long MS = 1_000_000L;
 
@@ -24,7 +24,7 @@ class PassBudgetTest {
   void onceTheBudgetIsSpentEachPassWaitsTwiceItsLength() {
     PassBudget b = new PassBudget();
     long now = 0;
-    b.spent(1000 * MS, now += 1000 * MS); // the burst allowance, spent at once
+    b.spent(2000 * MS, now += 2000 * MS); // the burst allowance, spent at once
     b.spent(1000 * MS, now += 1000 * MS);
     long next = b.nextAt(now);
     assertThat(next - now).isCloseTo(2000 * MS, within(10L));
@@ -48,12 +48,12 @@ class PassBudgetTest {
     PassBudget b = new PassBudget();
     long now = 0;
     b.spent(3000 * MS, now += 3000 * MS);
-    now += 60_000 * MS; // a quiet minute refills a second, not twenty
-    for (int i = 0; i < 9; i++) {
+    now += 60_000 * MS; // a quiet minute refills two seconds, not twenty
+    for (int i = 0; i < 19; i++) {
       b.spent(100 * MS, now += 100 * MS);
     }
     assertThat(b.nextAt(now)).isEqualTo(now);
-    b.spent(1000 * MS, now += 1000 * MS);
+    b.spent(2000 * MS, now += 2000 * MS);
     assertThat(b.nextAt(now)).isGreaterThan(now);
   }
 }

@@ -156,7 +156,7 @@ class CrowdedMountTest {
 
   /** Creates and removes files as fast as this thread can for {@code d}, and reads what the daemon did meanwhile. */
   private Churn churn(long pid, Path mount, Path log, Duration d, NotifySocket socket) throws Exception {
-    churnFor(mount, Duration.ofSeconds(4), socket); // spends the second of passes allowed back to back
+    churnFor(mount, Duration.ofSeconds(6), socket); // spends the two seconds of passes allowed back to back
     long from = Files.size(log);
     long cpu0 = cpuTicks(pid);
     long t0 = System.nanoTime();
