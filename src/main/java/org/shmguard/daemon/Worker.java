@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.MountDiscovery;
+import org.shmguard.host.SelfMemory;
 import org.shmguard.model.Dev;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
@@ -57,6 +58,13 @@ final class Worker implements Runnable {
   private final Duration grace;
   private final SegmentAlerts segmentAlerts = new SegmentAlerts();
   private final CapacityAlerts capacityAlerts;
+  private final FileCountAlerts fileCountAlerts = new FileCountAlerts();
+  /**
+   * Spaces the passes that inotify, a holder's exit or a segment leaving its grace ask for, once
+   * two seconds of them have run back to back (see PassBudget). Requests, sweeps and zombie retries do
+   * not wait.
+   */
+  private final PassBudget budget = new PassBudget();
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
@@ -74,6 +82,10 @@ final class Worker implements Runnable {
   /** When the first unheld segment now in its grace becomes reapable: a pass is due then, not at the next sweep. */
   private long graceEndsAt = -1;
   private Set<Dev> knownMounts = new HashSet<>();
+  /** The soonest an event-triggered pass may run (PassBudget). */
+  private long eventsNotBefore = -1;
+  /** Whether a request (sweep, rediscovery) is among what made the pending pass due: it does not wait for the gap. */
+  private boolean requested;
 
   /** Looks for the current set of mounts without a full pass. */
   interface Rediscovery {
@@ -188,19 +200,23 @@ final class Worker implements Runnable {
     }
     for (Request r : takeRequests()) {
       switch (r) {
-        case SWEEP -> due(now - settleNanos);
+        case SWEEP -> {
+          due(now - settleNanos);
+          requested = true;
+        }
         case REDISCOVER -> {
           if (!rediscovery.mounts().equals(knownMounts)) {
             due(now - settleNanos);
+            requested = true;
           }
         }
         case SUMMARY -> summary();
       }
     }
     now = System.nanoTime();
-    boolean settled = pendingSince >= 0 && now - pendingSince >= settleNanos;
+    boolean settled = pendingSince >= 0 && now - pendingSince >= settleNanos && (requested || now >= eventsNotBefore);
     boolean retry = retryAt >= 0 && now >= retryAt;
-    boolean graceOver = graceEndsAt >= 0 && now >= graceEndsAt;
+    boolean graceOver = graceEndsAt >= 0 && now >= Math.max(graceEndsAt, eventsNotBefore);
     if (settled || retry || graceOver) {
       passSafely();
     }
@@ -224,13 +240,17 @@ final class Worker implements Runnable {
   private int timeoutMs(long now) {
     long wait = Long.MAX_VALUE;
     if (pendingSince >= 0) {
-      wait = Math.min(wait, pendingSince + settleNanos - now);
+      long at = pendingSince + settleNanos;
+      if (!requested && eventsNotBefore > at) {
+        at = eventsNotBefore;
+      }
+      wait = Math.min(wait, at - now);
     }
     if (retryAt >= 0) {
       wait = Math.min(wait, retryAt - now);
     }
     if (graceEndsAt >= 0) {
-      wait = Math.min(wait, graceEndsAt - now);
+      wait = Math.min(wait, Math.max(graceEndsAt, eventsNotBefore) - now);
     }
     Duration wd = notifier.watchdogPeriod();
     if (wd != null) {
@@ -254,6 +274,7 @@ final class Worker implements Runnable {
     pendingSince = -1;
     retryAt = -1;
     graceEndsAt = -1;
+    requested = false;
     try {
       pass();
     } catch (RuntimeException e) {
@@ -283,7 +304,14 @@ final class Worker implements Runnable {
     reportMounts(j);
     capacityAlerts.report(j, sink);
     segmentAlerts.report(pass, sink);
+    fileCountAlerts.report(j.snapshot(), sink);
     long reapedNow = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
+    long end = System.nanoTime();
+    budget.spent(took, end);
+    eventsNotBefore = budget.nextAt(end);
+    if (reapedNow > 0 && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0)) {
+      dueOnExit(end - settleNanos); // more files than one pass examines, and this one made room: the next batch
+    }
     if (mounts.sync(j.snapshot().mounts())) {
       due(System.nanoTime() - settleNanos); // files created before a new watch existed: look once more
     }
@@ -294,7 +322,7 @@ final class Worker implements Runnable {
     graceEndsAt = graceEnd(j, System.nanoTime());
     DaemonStatus before = status;
     status = new DaemonStatus(before.passes() + 1, before.reaped() + reapedNow, mounts.overflows(), mounts.size(),
-        exits.size(), took, j);
+        exits.size(), took, j, SelfMemory.residentBytes());
     LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
         status.line());
     if (ready) {
