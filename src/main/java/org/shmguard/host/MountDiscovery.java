@@ -103,10 +103,15 @@ public final class MountDiscovery {
   private static String reachable(Dev dev, List<String> candidates, List<String> warnings) {
     for (String path : candidates) {
       try {
-        StatxResult st = Linux.get().stat(path);
+        // A namespace's root can be a FUSE or network directory that stops answering: bounded.
+        StatxResult st = PathWalks.shared().run(path, () -> Linux.get().stat(path));
         if (st.isDirectory() && st.devMajor() == dev.major() && st.devMinor() == dev.minor()) {
           return path;
         }
+      } catch (PathWalks.Stalled e) {
+        // the other candidates of a namespace walk through the same root: not tried this pass
+        warnings.add("the tmpfs with device " + dev + " is not watched for now: " + e.getMessage());
+        return null;
       } catch (IOException e) {
         // gone, or not reachable from here: try the next one
       }

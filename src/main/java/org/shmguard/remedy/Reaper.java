@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.shmguard.host.HolderPass;
+import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
 import org.shmguard.model.HolderRef;
 import org.shmguard.model.Segment;
@@ -66,7 +67,8 @@ public final class Reaper {
 
   private void reapInMount(List<Assessment> group, HolderPass confirm, boolean dryRun, List<ReapOutcome> out) {
     ShmMount mount = group.get(0).mount();
-    try (DirHandle dir = linux.openDirectory(mount.path())) {
+    // The path may walk through a namespace's root whose filesystem stopped answering: bounded.
+    try (DirHandle dir = PathWalks.shared().run(mount.path(), () -> linux.openDirectory(mount.path()))) {
       StatxResult self = dir.self();
       if (self.devMajor() != mount.dev().major() || self.devMinor() != mount.dev().minor()) {
         String why = mount.path() + " no longer reaches device " + mount.dev();

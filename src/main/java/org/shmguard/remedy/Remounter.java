@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.shmguard.host.HostPaths;
+import org.shmguard.host.PathWalks;
 import org.shmguard.host.MountEntry;
 import org.shmguard.model.Dev;
 import org.shmguard.model.ShmMount;
@@ -82,7 +83,7 @@ public final class Remounter {
     }
     FsUsage usage;
     try {
-      usage = Linux.get().statvfs(mount.path());
+      usage = PathWalks.shared().run(mount.path(), () -> Linux.get().statvfs(mount.path()));
     } catch (IOException e) {
       return new RemountOutcome(RemountOutcome.Result.FAILED, name, 0, 0, "cannot measure it: " + e.getMessage(), "", "");
     }
@@ -179,7 +180,7 @@ public final class Remounter {
 
   private long sizeNow(ShmMount mount, long fallback) {
     try {
-      return Linux.get().statvfs(mount.path()).sizeBytes();
+      return PathWalks.shared().run(mount.path(), () -> Linux.get().statvfs(mount.path())).sizeBytes();
     } catch (IOException e) {
       return fallback;
     }
