@@ -9,6 +9,7 @@ import org.shmguard.config.Config;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
 import org.shmguard.host.MountDiscovery;
+import org.shmguard.host.PathWalks;
 import org.shmguard.host.ProcessDetails;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.nativ.Inotify;
@@ -73,6 +74,12 @@ public final class Daemon implements AutoCloseable {
         poll, sink, notifier, d.settle(), config.reap().grace(),
         new CapacityAlerts(new CapacityPolicy(c.warn(), c.critical(), c.hysteresis()), c.topHolders()));
     listeners.forEach(worker::addListener);
+    PathWalks.shared().onStallAndRecovery(
+        path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " did not answer within "
+            + PathWalks.DEADLINE.toMillis() + " ms (its filesystem, or one on the way to it, is not answering);"
+            + " the mount behind it is skipped until it does").with("SHM_PATH", path)),
+        path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " answers again; the mount behind it is watched"
+            + " from the next pass").with("SHM_PATH", path).with("SHM_RECOVERED", 1)));
     Thread thread = new Thread(() -> {
       try {
         worker.run();
@@ -109,9 +116,12 @@ public final class Daemon implements AutoCloseable {
     return worker.passNow();
   }
 
-  /** A pass that decides and reaps nothing, run on the caller's thread; the engine serialises it with the worker's. */
-  public Engine.Pass dryRunPass() {
-    return engine.clean(true);
+  /**
+   * A pass that decides and reaps nothing, run after any pass in progress on the daemon's pass
+   * thread; the caller bounds its wait, so a pass stuck in the kernel holds no caller's thread.
+   */
+  public CompletableFuture<Engine.Pass> dryRunPass() {
+    return worker.dryRunNow();
   }
 
   /** Asks for the journal summary now, as its cron schedule would. */

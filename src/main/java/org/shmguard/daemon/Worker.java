@@ -13,9 +13,16 @@ import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.MountDiscovery;
+import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
@@ -29,10 +36,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The daemon's one worker thread: waits on inotify, holder pidfds and requests at once, runs one
- * full pass (observe, judge, reap) per burst of triggers, reports what the pass found, and pings
- * systemd's watchdog. All the work happens here, so a hung pass stops the pings and systemd
- * restarts the daemon.
+ * The daemon's worker thread: waits on inotify, holder pidfds and requests at once, has one full
+ * pass (observe, judge, reap) run per burst of triggers, reports what the pass found, and pings
+ * systemd's watchdog. The pass itself runs on a thread of its own ({@code shmguard-pass}) while
+ * this one waits for it in short slices, so a stop request is honoured at once whatever the
+ * kernel does to the pass. Every walk to a mount is bounded by {@link PathWalks}, so a pass
+ * normally finishes; one that overruns {@link #PASS_DEADLINE} anyway is reported (pass_stalled,
+ * STATUS) and the watchdog pings stop, because no reaping happens anywhere while it hangs:
+ * systemd then restarts the daemon, as it would a hung process.
  */
 final class Worker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
@@ -43,6 +54,11 @@ final class Worker implements Runnable {
   private static final int IDLE_WAIT_MS = 60_000;
   /** The soonest a pass runs again for a segment leaving its grace: a bound on passes, whatever the clocks say. */
   private static final long GRACE_MIN_WAIT_NANOS = Duration.ofMillis(50).toNanos();
+
+  /** Far above any healthy pass (milliseconds) and above a few bounded walks that stalled (PathWalks.DEADLINE each). */
+  static final Duration PASS_DEADLINE = Duration.ofSeconds(30);
+  /** How often the worker looks up from a running pass: the bound on how late a stop request is seen. */
+  private static final long PASS_WAIT_SLICE_MS = 100;
 
   enum Request { SWEEP, REDISCOVER, SUMMARY }
 
@@ -62,6 +78,11 @@ final class Worker implements Runnable {
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
   private final List<Consumer<Engine.Pass>> listeners = new CopyOnWriteArrayList<>();
   private final List<CompletableFuture<Engine.Pass>> waiters = new ArrayList<>();
+  private final ExecutorService passThread = Executors.newSingleThreadExecutor(r -> {
+    Thread t = new Thread(r, "shmguard-pass");
+    t.setDaemon(true); // a pass stuck in the kernel must not keep the JVM from exiting
+    return t;
+  });
   private volatile boolean stopping;
   private volatile boolean failed;
   private boolean ready;
@@ -125,6 +146,11 @@ final class Worker implements Runnable {
     return f;
   }
 
+  /** A pass that reaps nothing, on the pass thread (after any pass running there), and its result. */
+  CompletableFuture<Engine.Pass> dryRunNow() {
+    return CompletableFuture.supplyAsync(() -> engine.clean(true), passThread);
+  }
+
   void stop() {
     stopping = true;
     poll.wake();
@@ -156,6 +182,7 @@ final class Worker implements Runnable {
       failed = true;
       LOG.error("the worker loop failed: {}", e.toString(), e);
     } finally {
+      passThread.shutdownNow(); // a pass stuck in the kernel is left to die with the process
       failWaiters(new IllegalStateException("the daemon is stopping"));
       notifier.stopping();
       exits.close();
@@ -269,11 +296,16 @@ final class Worker implements Runnable {
     }
     Engine.Pass pass;
     try {
-      pass = engine.clean(false, !rediscover);
+      boolean sameMounts = !rediscover;
+      pass = awaitPass(passThread.submit(() -> engine.clean(false, sameMounts)));
       rediscover = false;
     } catch (RuntimeException e) {
       served.forEach(f -> f.completeExceptionally(e));
       throw e;
+    }
+    if (pass == null) {
+      served.forEach(f -> f.completeExceptionally(new IllegalStateException("the daemon is stopping")));
+      return;
     }
     long took = pass.took().toNanos();
     Judgement j = pass.judgement();
@@ -308,6 +340,61 @@ final class Worker implements Runnable {
       }
     }
     served.forEach(f -> f.complete(pass));
+  }
+
+  /**
+   * The pass's result, waiting in slices: null when a stop request came first. While it runs, the
+   * watchdog is pinged until the pass overruns its deadline; then the overrun is reported once and
+   * the pings stop (see the class comment).
+   */
+  private Engine.Pass awaitPass(Future<Engine.Pass> running) {
+    long started = System.nanoTime();
+    boolean overran = false;
+    while (true) {
+      try {
+        Engine.Pass pass = running.get(PASS_WAIT_SLICE_MS, TimeUnit.MILLISECONDS);
+        if (overran) {
+          long secs = (System.nanoTime() - started) / 1_000_000_000L;
+          LOG.warn("the stalled pass finished after {} s; the daemon works again", secs);
+          sink.emit(Alert.of(EventKind.PASS_STALLED, "the stalled pass finished after " + secs + " s; reaping resumes")
+              .with("SHM_PASS_SECONDS", secs));
+        }
+        return pass;
+      } catch (TimeoutException e) {
+        if (stopping) {
+          return null;
+        }
+        long now = System.nanoTime();
+        if (!overran && now - started > PASS_DEADLINE.toNanos()) {
+          overran = true;
+          reportOverrun(now - started);
+        }
+        if (!overran && notifier.watchdogDue(now)) {
+          notifier.watchdog(now);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        stopping = true;
+        return null;
+      } catch (ExecutionException e) {
+        if (e.getCause() instanceof RuntimeException r) {
+          throw r;
+        }
+        throw new IllegalStateException(e.getCause());
+      }
+    }
+  }
+
+  private void reportOverrun(long nanos) {
+    long secs = nanos / 1_000_000_000L;
+    String stuck = PathWalks.shared().stuckPaths().isEmpty() ? "" : "; walks not answering: "
+        + String.join(", ", PathWalks.shared().stuckPaths());
+    String what = "a pass has run for " + secs + " s (deadline " + PASS_DEADLINE.toSeconds()
+        + " s): it waits on the kernel; nothing is reaped until it returns" + stuck
+        + (notifier.watchdogPeriod() == null ? "" : "; watchdog pings stop, so systemd restarts the service");
+    LOG.error("{}", what);
+    sink.emit(Alert.of(EventKind.PASS_STALLED, what).with("SHM_PASS_SECONDS", secs));
+    notifier.status("stalled: " + what);
   }
 
   private void failWaiters(RuntimeException why) {
@@ -375,7 +462,9 @@ final class Worker implements Runnable {
       if (!now.contains(d)) {
         var prev = status.last() == null ? null : status.last().snapshot().mount(d);
         String name = prev == null ? "device " + d : prev.displayName();
-        sink.emit(Alert.of(EventKind.MOUNT_REMOVED, "no longer watching " + name + ": it went away")
+        boolean stalled = prev != null && PathWalks.shared().stuckPaths().contains(prev.path());
+        sink.emit(Alert.of(EventKind.MOUNT_REMOVED, "no longer watching " + name + (stalled
+            ? ": the path to it is not answering (see mount_stalled); watched again once it does" : ": it went away"))
             .with("SHM_MOUNT", name).with("SHM_CONTAINER", prev == null ? null : prev.container()));
       }
     }
