@@ -6,7 +6,8 @@ import org.shmguard.model.HolderIndex;
 
 /**
  * The result of one pass over /proc: who holds what, which pids exist, and what could not be read.
- * {@code livePids} leaves out processes without an address space (zombies and kernel threads):
+ * {@code livePids} leaves out processes of which no thread has an address space (zombies and
+ * kernel threads; a process whose main thread exited while another lives on is alive):
  * they hold nothing, and an exited holder that its parent has not reaped yet counts as exited.
  *
  * @param problems one line per kind of failure; non-empty means the pass is incomplete

@@ -11,8 +11,8 @@ import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
- * The system calls of a /proc pass (openat, read, getdents64, statx, readlinkat) through JNA's
- * direct mapping, relative to one handle on /proc and with buffers reused for the whole pass.
+ * The system calls of a /proc pass (openat, read, getdents64, statx, readlinkat, kcmp) through
+ * JNA's direct mapping, relative to one handle on /proc and with buffers reused for the whole pass.
  *
  * <p>Why: a JFR profile of the warm scan (README, Performance) found most of a scan in these
  * system calls, and around them, as shmguard's own cost, a FileInputStream, Path objects and
@@ -41,6 +41,13 @@ public final class ProcCalls implements AutoCloseable {
   private static final int O_DIRECTORY = Platform.isARM() ? 0x4000 : 0x10000;
   /** dev and ino are always filled; the size is asked for; nothing else is needed. */
   private static final int STATX_INO_SIZE = 0x100 | 0x200;
+  private static final int STATX_NLINK = 0x4;
+  /** Take the attributes the kernel has cached; never ask a (network, FUSE) server. */
+  private static final int AT_STATX_DONT_SYNC = 0x4000;
+  /** kcmp(2): x86_64 has its own number, arm64 the generic table's. */
+  private static final long SYS_KCMP = Platform.isARM() ? 272 : 312;
+  private static final int KCMP_FILES = 2;
+  public static final int ENOSYS = 38;
 
   static {
     Native.register(ProcCalls.class, NativeLibrary.getInstance("c"));
@@ -58,6 +65,8 @@ public final class ProcCalls implements AutoCloseable {
 
   private static native int close(int fd) throws LastErrorException;
 
+  private static native long syscall(long number, long a, long b, long c, long d, long e) throws LastErrorException;
+
   private final int procFd;
   private final Memory nativeBuf = new Memory(64 * 1024);
   private byte[] bytes = new byte[64 * 1024];
@@ -67,6 +76,8 @@ public final class ProcCalls implements AutoCloseable {
   private final ByteBuffer statxView = ByteBuffer.wrap(statx).order(ByteOrder.nativeOrder());
   private final byte[] link = new byte[4096];
   private final byte[] name = new byte[64];
+  private int linkLength;
+  private int lastErrno;
 
   private ProcCalls(int procFd) {
     this.procFd = procFd;
@@ -83,31 +94,62 @@ public final class ProcCalls implements AutoCloseable {
 
   /** The numeric entries of /proc (the pids), ascending. */
   public int[] pids() throws java.io.IOException {
-    int[] pids = new int[512];
-    int count = 0;
     try {
-      while (true) {
-        int n = (int) getdents64(procFd, nativeBuf, dents.length);
-        if (n <= 0) {
-          break;
-        }
-        nativeBuf.read(0, dents, 0, n);
-        for (int off = 0; off < n; ) {
-          int reclen = Short.toUnsignedInt(dentsView.getShort(off + 16));
-          int pid = number(dents, off + 19, off + reclen);
-          if (pid >= 0) {
-            if (count == pids.length) {
-              pids = Arrays.copyOf(pids, count * 2);
-            }
-            pids[count++] = pid;
-          }
-          off += reclen;
-        }
-      }
+      return numbers(procFd);
     } catch (LastErrorException e) {
       throw NativeErrors.io("getdents64 of /proc", e);
     }
-    int[] sorted = Arrays.copyOf(pids, count);
+  }
+
+  /**
+   * The thread ids listed in /proc/PID/task, ascending.
+   *
+   * @return the ids, or null with {@link #lastErrno()} set if the directory could not be read
+   */
+  public int[] tids(int pid) {
+    int dir = openAt(relative(pid, "task"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) {
+      lastErrno = -dir;
+      return null;
+    }
+    try {
+      return numbers(dir);
+    } catch (LastErrorException e) {
+      lastErrno = e.getErrorCode();
+      return null;
+    } finally {
+      closeQuietly(dir);
+    }
+  }
+
+  /** The errno behind the last call that answered null. */
+  public int lastErrno() {
+    return lastErrno;
+  }
+
+  /** The numeric entries of an open directory, ascending. */
+  private int[] numbers(int dirFd) {
+    int[] found = new int[512];
+    int count = 0;
+    while (true) {
+      int n = (int) getdents64(dirFd, nativeBuf, dents.length);
+      if (n <= 0) {
+        break;
+      }
+      nativeBuf.read(0, dents, 0, n);
+      for (int off = 0; off < n; ) {
+        int reclen = Short.toUnsignedInt(dentsView.getShort(off + 16));
+        int id = number(dents, off + 19, off + reclen);
+        if (id >= 0) {
+          if (count == found.length) {
+            found = Arrays.copyOf(found, count * 2);
+          }
+          found[count++] = id;
+        }
+        off += reclen;
+      }
+    }
+    int[] sorted = Arrays.copyOf(found, count);
     Arrays.sort(sorted);
     return sorted;
   }
@@ -118,7 +160,12 @@ public final class ProcCalls implements AutoCloseable {
    * @return the length read, or -errno of the open or read that failed
    */
   public int readFile(int pid, String file) {
-    return readFile(pid, file, false);
+    return readFile(relative(pid, file), false);
+  }
+
+  /** As {@link #readFile(int, String)} for any path relative to /proc, e.g. "12/task/14/maps". */
+  public int readFile(String path) {
+    return readFile(cString(path), false);
   }
 
   /**
@@ -128,14 +175,32 @@ public final class ProcCalls implements AutoCloseable {
    * any file made record by record, where a short read does not mean the end.
    */
   public int readWholeRecordFile(int pid, String file) {
-    return readFile(pid, file, true);
+    return readFile(relative(pid, file), true);
   }
 
-  private int readFile(int pid, String file, boolean shortReadIsEnd) {
-    int fd = openAt(pid, file, O_RDONLY | O_CLOEXEC);
+  /**
+   * Reads the entry {@code n} of an open directory such as /proc/PID/fdinfo, a file the kernel
+   * makes at once (as {@link #readWholeRecordFile}).
+   */
+  public int readEntry(int dirFd, int n) {
+    int fd;
+    try {
+      fd = openat(dirFd, decimal(n), O_RDONLY | O_CLOEXEC);
+    } catch (LastErrorException e) {
+      return -e.getErrorCode();
+    }
+    return readOpen(fd, true);
+  }
+
+  private int readFile(byte[] path, boolean shortReadIsEnd) {
+    int fd = openAt(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       return fd;
     }
+    return readOpen(fd, shortReadIsEnd);
+  }
+
+  private int readOpen(int fd, boolean shortReadIsEnd) {
     int length = 0;
     try {
       while (true) {
@@ -164,9 +229,38 @@ public final class ProcCalls implements AutoCloseable {
     return bytes;
   }
 
-  /** Opens /proc/PID/fd; the descriptor, or -errno. */
-  public int openFdDir(int pid) {
-    return openAt(pid, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /** Opens a directory relative to /proc, e.g. "12/task/14/fdinfo"; the descriptor, or -errno. */
+  public int openDir(String path) {
+    return openAt(cString(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+
+  /**
+   * How many threads the process has, from the link count of /proc/PID/task (the kernel adds one
+   * link per thread, a group leader that exited before its threads included): one statx on procfs.
+   *
+   * @return the count (0 if the kernel did not say), or -errno
+   */
+  public int threadCount(int pid) {
+    try {
+      statx(procFd, relative(pid, "task"), 0, STATX_NLINK, statx);
+      return Math.max(0, statxView.getInt(16) - 2);
+    } catch (LastErrorException e) {
+      return -e.getErrorCode();
+    }
+  }
+
+  /**
+   * kcmp(2) KCMP_FILES: whether two tasks (thread ids of this PID namespace) share one fd table.
+   *
+   * @return 0 if they share it, a positive number if not, or -errno (ESRCH: one has gone; ENOSYS,
+   *     EPERM, EACCES: kcmp cannot answer)
+   */
+  public static int sameFdTable(int tid1, int tid2) {
+    try {
+      return (int) syscall(SYS_KCMP, tid1, tid2, KCMP_FILES, 0, 0);
+    } catch (LastErrorException e) {
+      return -e.getErrorCode();
+    }
   }
 
   /**
@@ -204,13 +298,15 @@ public final class ProcCalls implements AutoCloseable {
 
   /**
    * statx through the fd link {@code fd} in an open /proc/PID/fd directory (the link is followed,
-   * so the result is the open file's); read it with {@link #devMajor()} and the others.
+   * so the result is the open file's); read it with {@link #devMajor()} and the others. It calls
+   * the file's filesystem (a FUSE one may refuse root, a network one may stall): only for an fd
+   * whose mount is already known to be a watched tmpfs. AT_STATX_DONT_SYNC all the same.
    *
    * @return 0, or -errno
    */
   public int statFd(int dirFd, int fd) {
     try {
-      statx(dirFd, decimal(fd), 0, STATX_INO_SIZE, statx);
+      statx(dirFd, decimal(fd), AT_STATX_DONT_SYNC, STATX_INO_SIZE, statx);
       return 0;
     } catch (LastErrorException e) {
       return -e.getErrorCode();
@@ -233,9 +329,34 @@ public final class ProcCalls implements AutoCloseable {
     return statxView.getLong(40);
   }
 
-  /** The text of the fd link {@code fd}, or null if it could not be read (closed meanwhile). */
-  public String readFdLink(int dirFd, int fd) {
-    return readLink(dirFd, decimal(fd));
+  /**
+   * readlinkat of the fd link {@code fd} into a reused buffer: the kernel answers it from its
+   * dentries (d_path), without asking the file's filesystem anything.
+   *
+   * @return the length (see {@link #linkStartsWithSlash()} and {@link #linkText()}), or -errno
+   */
+  public int fdLink(int dirFd, int fd) {
+    try {
+      linkLength = (int) readlinkat(dirFd, decimal(fd), link, link.length);
+      return linkLength;
+    } catch (LastErrorException e) {
+      linkLength = 0;
+      return -e.getErrorCode();
+    }
+  }
+
+  /** Whether the last {@link #fdLink} is a path ("/...") rather than "socket:[..]", "pipe:[..]" and the like. */
+  public boolean linkStartsWithSlash() {
+    return linkLength > 0 && link[0] == '/';
+  }
+
+  public String linkText() {
+    return new String(link, 0, linkLength, java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /** The text of the link /proc/PATH (e.g. "12/task/14/ns/mnt"), or null if it could not be read. */
+  public String readLink(String path) {
+    return readLink(procFd, cString(path));
   }
 
   /** The text of the link /proc/PID/PATH, or null if it could not be read. */
@@ -263,9 +384,9 @@ public final class ProcCalls implements AutoCloseable {
     nativeBuf.close(); // freed now rather than by JNA's cleaner thread after a collection
   }
 
-  private int openAt(int pid, String file, int flags) {
+  private int openAt(byte[] path, int flags) {
     try {
-      return openat(procFd, relative(pid, file), flags);
+      return openat(procFd, path, flags);
     } catch (LastErrorException e) {
       return -e.getErrorCode();
     }
@@ -273,7 +394,10 @@ public final class ProcCalls implements AutoCloseable {
 
   /** "PID/FILE\0" relative to the /proc handle, in a fresh array (JNA copies it anyway). */
   private static byte[] relative(int pid, String file) {
-    String s = pid + "/" + file;
+    return cString(pid + "/" + file);
+  }
+
+  private static byte[] cString(String s) {
     byte[] b = new byte[s.length() + 1];
     for (int i = 0; i < s.length(); i++) {
       b[i] = (byte) s.charAt(i);

@@ -1,10 +1,12 @@
 package org.shmguard.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.groups.Tuple.tuple;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.shmguard.model.Access;
@@ -15,39 +17,132 @@ import org.shmguard.nativ.Linux;
 import org.shmguard.nativ.StatxResult;
 
 /**
- * The /proc pass against a fixture tree given as the host root: fd entries are links to real
- * files (so stat through them works as in /proc), maps files are text. No root needed.
+ * The /proc pass against a fixture tree given as the host root: fd entries are links (to real
+ * files, or to texts such as "socket:[7]" as the kernel writes them), fdinfo and mountinfo are
+ * text, as are maps. No root needed.
  */
 class HolderScannerFixtureTest {
+  private static final int WATCHED_MOUNT = 77;
+  private static final int OTHER_MOUNT = 78;
+
+  @TempDir Path root;
+  private Path seg;
+  private Dev dev;
+  private long ino;
+
+  private void segment() throws IOException {
+    Path data = Files.createDirectories(root.resolve("data"));
+    seg = Files.write(data.resolve("nccl-Fixtur"), new byte[100]);
+    StatxResult st = Linux.get().stat(seg.toString());
+    dev = Dev.of(st.devMajor(), st.devMinor());
+    ino = st.ino();
+  }
+
+  /** A process (or task, "PID/task/TID") whose namespace lists the watched mount and one other. */
+  private Path task(String task, String maps) throws IOException {
+    Path dir = Files.createDirectories(root.resolve("proc").resolve(task));
+    Files.createDirectories(dir.resolve("fd"));
+    Files.createDirectories(dir.resolve("fdinfo"));
+    Files.createDirectories(dir.resolve("ns"));
+    Files.createSymbolicLink(dir.resolve("ns/mnt"), Path.of("mnt:[4026531841]"));
+    Files.writeString(dir.resolve("mountinfo"),
+        WATCHED_MOUNT + " 1 " + dev.major() + ":" + dev.minor() + " / /data rw - tmpfs tmpfs rw\n"
+            + OTHER_MOUNT + " 1 0:4242 / /fuse rw,nosuid,nodev - fuse.hello hello rw,user_id=65534\n");
+    Files.writeString(dir.resolve("maps"), maps);
+    return dir;
+  }
+
+  private static void fd(Path task, int fd, String target, int mntId, long ino) throws IOException {
+    Files.createSymbolicLink(task.resolve("fd").resolve(Integer.toString(fd)), Path.of(target));
+    Files.writeString(task.resolve("fdinfo").resolve(Integer.toString(fd)),
+        "pos:\t0\nflags:\t02100002\nmnt_id:\t" + mntId + "\nino:\t" + ino + "\n");
+  }
+
+  private HolderPass scan() {
+    return new HolderScanner(HostPaths.of(root.toString())).scan(List.of(dev));
+  }
+
+  // Every user process maps something (its executable at least); an empty maps is a zombie.
+  private static final String EXE = "55d0c0a00000-55d0c0a02000 r--p 00000000 fd:01 1234567   /usr/bin/python3\n";
 
   @Test
-  void fixtureProcIsReadByDeviceAndInodeWithVanishedPidsTolerated(@TempDir Path root) throws IOException {
-    Path data = Files.createDirectories(root.resolve("data"));
-    Path seg = Files.write(data.resolve("nccl-Fixtur"), new byte[100]);
-    StatxResult st = Linux.get().stat(seg.toString());
-    Dev dev = Dev.of(st.devMajor(), st.devMinor());
-    String devHex = String.format("%02x:%02x", dev.major(), dev.minor());
-
-    Path p10 = Files.createDirectories(root.resolve("proc/10/fd"));
-    Files.createSymbolicLink(p10.resolve("3"), seg);
-    // Every user process maps something (its executable at least); an empty maps is a zombie.
-    Files.writeString(root.resolve("proc/10/maps"), "55d0c0a00000-55d0c0a02000 r--p 00000000 fd:01 1234567   /usr/bin/python3\n");
-    Path p11 = Files.createDirectories(root.resolve("proc/11/fd"));
-    Files.writeString(root.resolve("proc/11/maps"),
-        "7f0000000000-7f0000001000 rw-s 00000000 " + devHex + " " + st.ino() + "   /dev/shm/nccl-Fixtur\n");
+  void fixtureProcIsReadByDeviceAndInodeWithVanishedPidsTolerated() throws IOException {
+    segment();
+    fd(task("10", EXE), 3, seg.toString(), WATCHED_MOUNT, ino);
+    task("11", "7f0000000000-7f0000001000 rw-s 00000000 " + String.format("%02x:%02x", dev.major(), dev.minor())
+        + " " + ino + "   /dev/shm/nccl-Fixtur\n");
     Files.createDirectories(root.resolve("proc/12")); // vanished mid-pass: no maps, no fd
-    Files.createDirectories(root.resolve("proc/13/fd"));
-    Files.writeString(root.resolve("proc/13/maps"), ""); // a zombie: no address space, holds nothing
+    task("13", ""); // a zombie: no address space, holds nothing
     Files.createDirectories(root.resolve("proc/self"));
 
-    HolderPass pass = new HolderScanner(HostPaths.of(root.toString())).scan(java.util.List.of(dev));
+    HolderPass pass = scan();
 
     assertThat(pass.complete()).isTrue();
     assertThat(pass.processes()).isEqualTo(4);
     assertThat(pass.vanished()).isEqualTo(1);
     assertThat(pass.livePids().stream().boxed().toList()).containsExactly(10, 11);
-    assertThat(pass.index().holders(new FileKey(dev, st.ino())))
+    assertThat(pass.index().holders(new FileKey(dev, ino)))
+        .extracting(HolderRef::pid, HolderRef::access, HolderRef::bytes)
+        .containsExactlyInAnyOrder(tuple(10, Access.FD, 100L), tuple(11, Access.MAP, 4096L));
+  }
+
+  @Test
+  void fdsOnOtherFilesystemsAreNeverStatedAndSocketsAreSkipped() throws IOException {
+    segment();
+    Path p = task("20", EXE);
+    // A file on a FUSE mount: the link leads nowhere here, so a stat through it would fail.
+    fd(p, 3, "/fuse/denied/file", OTHER_MOUNT, 2);
+    fd(p, 4, "socket:[12345]", 9, 12345);
+    fd(p, 5, seg.toString(), WATCHED_MOUNT, ino);
+
+    HolderPass pass = scan();
+
+    assertThat(pass.complete()).as(pass.problems().toString()).isTrue();
+    assertThat(pass.index().holders(new FileKey(dev, ino))).extracting(HolderRef::pid).containsExactly(20);
+    assertThat(pass.index().unresolvedCount()).isZero();
+  }
+
+  @Test
+  void fdOnAMountNoMountinfoListsHoldsEveryWatchedFileWithItsInodeNumber() throws IOException {
+    segment();
+    fd(task("30", EXE), 3, "/detached/nccl-Fixtur", 999, ino);
+    Files.createDirectories(root.resolve("proc/self"));
+
+    HolderPass pass = scan();
+
+    assertThat(pass.complete()).isTrue();
+    assertThat(pass.index().holders(new FileKey(dev, ino)))
         .extracting(HolderRef::pid, HolderRef::access)
-        .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple(10, Access.FD), org.assertj.core.groups.Tuple.tuple(11, Access.MAP));
+        .containsExactly(tuple(30, Access.FD_UNRESOLVED));
+    assertThat(pass.index().holders(new FileKey(dev, ino + 1))).isEmpty();
+    assertThat(pass.livePids().get(30)).isTrue();
+  }
+
+  @Test
+  void processWhoseMainThreadExitedIsReadThroughALiveThread() throws IOException {
+    segment();
+    task("40", ""); // the leader exited: its maps and fd table are empty
+    fd(task("40/task/41", EXE), 7, seg.toString(), WATCHED_MOUNT, ino);
+    Files.createDirectories(root.resolve("proc/40/task/40"));
+
+    HolderPass pass = scan();
+
+    assertThat(pass.complete()).isTrue();
+    assertThat(pass.livePids().get(40)).isTrue();
+    assertThat(pass.index().holders(new FileKey(dev, ino)))
+        .extracting(HolderRef::pid, HolderRef::access)
+        .containsExactly(tuple(40, Access.FD));
+  }
+
+  @Test
+  void threadWithItsOwnFdTableIsRead() throws IOException {
+    segment();
+    task("50", EXE);
+    Files.createDirectories(root.resolve("proc/50/task/50"));
+    fd(task("50/task/51", EXE), 4, seg.toString(), WATCHED_MOUNT, ino);
+
+    HolderPass pass = scan();
+
+    assertThat(pass.index().holders(new FileKey(dev, ino))).extracting(HolderRef::pid).containsExactly(50);
   }
 }

@@ -63,4 +63,15 @@ class ParsersTest {
     String stat = "4242 (python3 (worker) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 4 0 123456 1000000 100";
     assertThat(ProcessDetails.startTicks(stat)).isEqualTo(123456);
   }
+
+  @Test
+  void fdinfoGivesMountIdAndInodeWhateverTheLinesAround() {
+    byte[] text = "pos:\t0\nflags:\t0100002\nmnt_id:\t1234\nino:\t18446744073709\nlock:\t1: POSIX\n"
+        .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    assertThat(FdInfo.field(text, text.length, FdInfo.MNT_ID)).isEqualTo(1234);
+    assertThat(FdInfo.field(text, text.length, FdInfo.INO)).isEqualTo(18446744073709L);
+    byte[] old = "pos:\t0\nflags:\t02\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    assertThat(FdInfo.field(old, old.length, FdInfo.MNT_ID)).isEqualTo(-1);
+    assertThat(FdInfo.field(text, 10, FdInfo.MNT_ID)).as("only the bytes read count").isEqualTo(-1);
+  }
 }

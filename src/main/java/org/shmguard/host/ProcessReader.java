@@ -1,0 +1,290 @@
+package org.shmguard.host;
+
+import java.nio.file.AccessDeniedException;
+import org.shmguard.model.Access;
+import org.shmguard.model.Dev;
+import org.shmguard.model.FileKey;
+import org.shmguard.model.HolderIndex;
+import org.shmguard.model.HolderRef;
+import org.shmguard.nativ.Errno;
+import org.shmguard.nativ.ProcCalls;
+
+/**
+ * What one process holds on the watched devices, as the kernel shows it through /proc: its
+ * address space (read through a live thread when the group leader has exited) and every distinct
+ * fd table among its threads (a thread made by clone() without CLONE_FILES has its own). One
+ * instance per pass; not thread-safe.
+ *
+ * <p>No fd is stat'ed before its mount is known to be a watched tmpfs: the fd link's text (d_path,
+ * answered from the kernel's dentries) sorts out sockets, pipes and anonymous inodes, and
+ * /proc/PID/fdinfo/N gives the mount id and inode number without calling the file's filesystem.
+ * A FUSE or network filesystem can neither refuse nor stall this pass.
+ */
+final class ProcessReader {
+  /** What reading a process found. */
+  enum Outcome {
+    /** It has an address space: alive, its holdings recorded. */
+    LIVE,
+    /** No task of it has an address space: a zombie, a kernel thread. It holds nothing. */
+    HOLDS_NOTHING,
+    /** It exited while we looked. */
+    VANISHED
+  }
+
+  private static final int ENAMETOOLONG = 36;
+
+  private final ProcCalls proc;
+  private final HostPaths paths;
+  private final long[] wanted;
+  private final HolderIndex.Builder index;
+  private final MountIds mounts = new MountIds();
+  /** Thread ids are only meaningful to kcmp when the /proc read is the one of our PID namespace. */
+  private final boolean kcmpUsable;
+  private boolean kcmpMissing;
+  private final int[][] fds = {new int[64]};
+  private final int[] tables = new int[16];
+
+  ProcessReader(ProcCalls proc, HostPaths paths, long[] wanted, HolderIndex.Builder index) {
+    this.proc = proc;
+    this.paths = paths;
+    this.wanted = wanted;
+    this.index = index;
+    this.kcmpUsable = paths.isSystemRoot();
+  }
+
+  /**
+   * Records what {@code pid} holds.
+   *
+   * @throws AccessDeniedException when something that could hold a watched file cannot be read
+   */
+  Outcome read(int pid) throws AccessDeniedException {
+    // One statx on procfs: the task directory has a link per thread. Unknown (fixture) counts as one.
+    int threads = Math.max(1, proc.threadCount(pid));
+    String leader = Integer.toString(pid);
+    int mapsLength = readMaps(leader, pid);
+    if (mapsLength < 0) {
+      return Outcome.VANISHED;
+    }
+    int[] tids = null;
+    boolean leaderAlive = mapsLength > 0;
+    if (!leaderAlive) {
+      if (threads == 1) {
+        return Outcome.HOLDS_NOTHING; // a zombie or a kernel thread
+      }
+      // The group leader has exited (pthread_exit in main) while other threads live on: its maps
+      // and fd table are empty, the address space is still there, seen through a live thread.
+      tids = tids(pid);
+      if (tids == null || !mapsThroughLiveTask(pid, tids)) {
+        return Outcome.HOLDS_NOTHING;
+      }
+    }
+    int tableCount = 0;
+    if (leaderAlive) {
+      if (!readFdTable(pid, leader)) {
+        return Outcome.VANISHED;
+      }
+      tables[tableCount++] = pid;
+    }
+    if (threads > 1) {
+      if (tids == null) {
+        tids = tids(pid);
+      }
+      for (int tid : tids == null ? new int[0] : tids) {
+        if (tid == pid || sharesTableWithOneRead(tid, tableCount)) {
+          continue;
+        }
+        if (readFdTable(pid, pid + "/task/" + tid) && tableCount < tables.length) {
+          tables[tableCount++] = tid;
+        }
+      }
+    }
+    return Outcome.LIVE;
+  }
+
+  /** The thread ids of {@code pid}, or null if it has gone. */
+  private int[] tids(int pid) throws AccessDeniedException {
+    int[] tids = proc.tids(pid);
+    if (tids == null) {
+      gone(proc.lastErrno(), pid + "/task");
+    }
+    return tids;
+  }
+
+  /** Reads the address space through the first task whose maps is not empty; false if none is. */
+  private boolean mapsThroughLiveTask(int pid, int[] tids) throws AccessDeniedException {
+    for (int tid : tids) {
+      if (tid != pid && readMaps(pid + "/task/" + tid, pid) > 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether thread {@code tid} shares an fd table already read for this process (kcmp KCMP_FILES).
+   * When kcmp cannot answer, false: the table is read, which is only slower.
+   */
+  private boolean sharesTableWithOneRead(int tid, int tableCount) {
+    if (!kcmpUsable || kcmpMissing) {
+      return false;
+    }
+    for (int i = 0; i < tableCount; i++) {
+      int rc = ProcCalls.sameFdTable(tables[i], tid);
+      if (rc == 0) {
+        return true;
+      }
+      if (rc == -ProcCalls.ENOSYS) {
+        kcmpMissing = true; // a kernel built without CONFIG_KCMP
+        return false;
+      }
+      // > 0: another table; ESRCH: one of them has gone; EPERM, EACCES: kcmp refused. Read it.
+    }
+    return false;
+  }
+
+  /** Reads the maps of {@code task} ("PID" or "PID/task/TID"); its length, or -1 if it has gone. */
+  private int readMaps(String task, int pid) throws AccessDeniedException {
+    int length = proc.readFile(task + "/maps");
+    if (length < 0) {
+      gone(-length, task + "/maps"); // throws unless it has gone
+      return -1;
+    }
+    MapsParser.forEachMatch(proc.bytes(), length, wanted, (dev, ino, size, path) -> {
+      boolean deleted = path.endsWith(" (deleted)");
+      index.add(new FileKey(dev, ino), new HolderRef(pid, Access.MAP, path, deleted, size));
+    });
+    return length;
+  }
+
+  /** Reads the fd table of {@code task} ("PID" or "PID/task/TID"); false if it has gone. */
+  private boolean readFdTable(int pid, String task) throws AccessDeniedException {
+    int dir = proc.openDir(task + "/fd");
+    if (dir < 0) {
+      return !gone(-dir, task + "/fd");
+    }
+    int infoDir = -1;
+    try {
+      int count = proc.fdNumbers(dir, fds);
+      if (count < 0) {
+        return !gone(-count, task + "/fd");
+      }
+      boolean mountsRead = false;
+      int[] list = fds[0];
+      for (int i = 0; i < count; i++) {
+        int fd = list[i];
+        int link = proc.fdLink(dir, fd);
+        if (link >= 0 && !proc.linkStartsWithSlash()) {
+          continue; // socket:[..], pipe:[..], anon_inode:..: never a file of a mount
+        }
+        if (link < 0 && -link != ENAMETOOLONG) {
+          if (gone(-link, task + "/fd/" + fd)) {
+            continue; // closed while we looked
+          }
+        }
+        String path = link >= 0 ? proc.linkText() : "?";
+        if (infoDir < 0) {
+          infoDir = proc.openDir(task + "/fdinfo");
+          if (infoDir < 0) {
+            return !gone(-infoDir, task + "/fdinfo");
+          }
+        }
+        int n = proc.readEntry(infoDir, fd);
+        if (n < 0) {
+          gone(-n, task + "/fdinfo/" + fd);
+          continue; // closed while we looked
+        }
+        long mntId = FdInfo.field(proc.bytes(), n, FdInfo.MNT_ID);
+        long ino = FdInfo.field(proc.bytes(), n, FdInfo.INO);
+        if (mntId < 0) {
+          throw new AccessDeniedException(paths.proc(task, "fdinfo", Integer.toString(fd)).toString(), null,
+              "fdinfo has no mnt_id (a kernel older than 3.15)");
+        }
+        Dev dev = mounts.device((int) mntId);
+        if (dev == null && !mountsRead) {
+          mountsRead = true;
+          learnMountsOf(task);
+          learnMountsOf(paths.isSystemRoot() ? "self" : "1"); // an fd kept from before an unshare
+          dev = mounts.device((int) mntId);
+        }
+        if (dev == null) {
+          unresolved(pid, task, fd, ino, path);
+        } else if (HolderScanner.contains(wanted, dev)) {
+          watched(pid, dir, fd, dev, ino, path);
+        }
+      }
+      return true;
+    } finally {
+      proc.closeFd(dir);
+      if (infoDir >= 0) {
+        proc.closeFd(infoDir);
+      }
+    }
+  }
+
+  /**
+   * An fd on a watched tmpfs. Its size (for hidden-usage accounting of unlinked files, which no
+   * listing shows) comes from a statx through the fd link, made only now that the mount id says
+   * the file is on a watched tmpfs: tmpfs answers from memory and never waits on a server, and
+   * AT_STATX_DONT_SYNC keeps even a stale mount id from making a filesystem ask one. The statx's
+   * own device and inode are the final word where it answers.
+   */
+  private void watched(int pid, int dir, int fd, Dev dev, long ino, String path) {
+    long size = 0;
+    if (proc.statFd(dir, fd) == 0) {
+      dev = Dev.of(proc.devMajor(), proc.devMinor());
+      ino = proc.ino();
+      size = proc.size();
+      if (!HolderScanner.contains(wanted, dev)) {
+        return; // the mount id was taken by another mount since it was read
+      }
+    } else if (ino < 0) {
+      return; // closed while we looked, and no inode number to go by
+    }
+    index.add(new FileKey(dev, ino), new HolderRef(pid, Access.FD, path, path.endsWith(" (deleted)"), size));
+  }
+
+  /**
+   * An fd on a mount no mountinfo read lists (a detached mount, a mount made after it was read, an
+   * internal one such as a memfd's): it may be any watched file with its inode number, so it holds
+   * every such file. It never makes the pass incomplete.
+   */
+  private void unresolved(int pid, String task, int fd, long ino, String path) throws AccessDeniedException {
+    if (ino < 0) {
+      throw new AccessDeniedException(paths.proc(task, "fdinfo", Integer.toString(fd)).toString(), null,
+          "fdinfo has no ino (a kernel older than 5.14)");
+    }
+    index.addUnresolved(ino, new HolderRef(pid, Access.FD_UNRESOLVED, path, path.endsWith(" (deleted)"), 0));
+  }
+
+  /** Reads the mountinfo of {@code task}'s mount namespace, unless this pass has read it already. */
+  private void learnMountsOf(String task) {
+    String ns = proc.readLink(task + "/ns/mnt");
+    String key = ns != null ? ns : task;
+    if (mounts.hasRead(key)) {
+      return;
+    }
+    int length = proc.readFile(task + "/mountinfo");
+    if (length > 0) {
+      mounts.learn(key, new String(proc.bytes(), 0, length, java.nio.charset.StandardCharsets.UTF_8));
+    } else {
+      mounts.tried(key); // unreadable: its fds' mounts stay unknown, so they hold by inode number
+    }
+  }
+
+  /**
+   * True when {@code errno} says the task has gone (it exited while we looked); any other failure
+   * makes the pass incomplete.
+   *
+   * @throws AccessDeniedException for every errno but ENOENT and ESRCH
+   */
+  private boolean gone(int errno, String what) throws AccessDeniedException {
+    if (errno == ProcCalls.ENOENT || errno == ProcCalls.ESRCH) {
+      return true;
+    }
+    String where = paths.proc(what).toString();
+    if (errno == ProcCalls.EACCES || errno == ProcCalls.EPERM) {
+      throw new AccessDeniedException(where, null, "permission denied");
+    }
+    throw new AccessDeniedException(where, null, Errno.describe(errno));
+  }
+}

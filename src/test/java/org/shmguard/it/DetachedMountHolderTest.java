@@ -1,0 +1,56 @@
+package org.shmguard.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.shmguard.testing.CliRun;
+import org.shmguard.testing.Cmd;
+import org.shmguard.testing.Sandbox;
+import org.shmguard.testing.TestConfig;
+import org.shmguard.testing.ThreadHolder;
+import org.shmguard.testing.TmpfsMount;
+
+/**
+ * A holder whose fd is on a mount no mountinfo lists (a bind of the watched tmpfs, detached with
+ * umount -l after the open): its device cannot be told from /proc without a stat, so it holds
+ * every watched file with its inode number, and the pass stays complete.
+ */
+class DetachedMountHolderTest {
+
+  @Test
+  void fdThroughADetachedMountKeepsTheSegmentWithItsInodeNumber() throws Exception {
+    Sandbox.require();
+    try (TmpfsMount shm = TmpfsMount.create("size=16m,mode=1777")) {
+      Path seg = shm.createSegment("nccl-Detach", 9_637_892);
+      Path bind = Files.createDirectories(Sandbox.MOUNTS.resolve("bind-" + ProcessHandle.current().pid()));
+      Path config = TestConfig.watching(shm.path(), "0s");
+      Cmd.run("mount", "--bind", shm.path().toString(), bind.toString());
+      try (ThreadHolder holder = ThreadHolder.start("fd", bind.resolve(seg.getFileName()))) {
+        Cmd.run("umount", "-l", bind.toString());
+
+        JsonNode scan = CliRun.scanJson(config);
+        CliRun clean = CliRun.of("clean", "--json", "-c", config.toString());
+
+        assertThat(scan.get("pass").get("complete").asBoolean()).isTrue();
+        JsonNode s = scan.get("segments").get(0);
+        assertThat(s.get("verdict").asText()).isEqualTo("held");
+        assertThat(s.get("reason").asText()).contains("held by pid " + holder.pid() + " (fd on a mount not in mountinfo)");
+        assertThat(clean.status()).as(clean.out() + clean.err()).isZero();
+        assertThat(clean.json().get("actions")).isEmpty();
+        assertThat(seg).exists();
+        assertThat(holder.nlink()).isEqualTo(1);
+      } finally {
+        Cmd.exec("umount", "-l", bind.toString());
+        Files.deleteIfExists(bind);
+      }
+
+      CliRun clean = CliRun.of("clean", "--json", "-c", config.toString());
+
+      assertThat(clean.json().get("actions").get(0).get("result").asText()).isEqualTo("reaped");
+      assertThat(seg).doesNotExist();
+    }
+  }
+}
