@@ -55,6 +55,12 @@ public final class Daemon implements AutoCloseable {
    */
   public static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
       List<Consumer<Engine.Pass>> listeners) throws IOException {
+    return start(config, paths, sink, notifier, listeners, Worker.PASS_DEADLINE);
+  }
+
+  /** As above, with the deadline after which a running pass counts as stalled (tests shorten it). */
+  static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
+      List<Consumer<Engine.Pass>> listeners, Duration passDeadline) throws IOException {
     Config.Daemon d = config.daemon();
     LOG.info("shmguard starting with {}: sweep every {}, rediscovery every {}, grace {}, patterns {}, deny {}{}; {}",
         config.source(), Durations.human(d.interval()), Durations.human(d.rediscover()),
@@ -72,7 +78,7 @@ public final class Daemon implements AutoCloseable {
           return info == null ? null : info.startTicks();
         }),
         poll, sink, notifier, d.settle(), config.reap().grace(),
-        new CapacityAlerts(new CapacityPolicy(c.warn(), c.critical(), c.hysteresis()), c.topHolders()));
+        new CapacityAlerts(new CapacityPolicy(c.warn(), c.critical(), c.hysteresis()), c.topHolders()), passDeadline);
     listeners.forEach(worker::addListener);
     PathWalks.shared().onStallAndRecovery(
         path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " did not answer within "

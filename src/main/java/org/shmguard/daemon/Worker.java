@@ -73,6 +73,7 @@ final class Worker implements Runnable {
   private final Duration grace;
   private final SegmentAlerts segmentAlerts = new SegmentAlerts();
   private final CapacityAlerts capacityAlerts;
+  private final Duration passDeadline;
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
@@ -102,7 +103,7 @@ final class Worker implements Runnable {
   }
 
   Worker(Engine engine, Rediscovery rediscovery, MountWatches mounts, ExitWatches exits, Poll poll, AlertSink sink,
-      ServiceNotifier notifier, Duration settle, Duration grace, CapacityAlerts capacityAlerts) {
+      ServiceNotifier notifier, Duration settle, Duration grace, CapacityAlerts capacityAlerts, Duration passDeadline) {
     this.engine = engine;
     this.rediscovery = rediscovery;
     this.mounts = mounts;
@@ -113,6 +114,7 @@ final class Worker implements Runnable {
     this.settleNanos = settle.toNanos();
     this.grace = grace;
     this.capacityAlerts = capacityAlerts;
+    this.passDeadline = passDeadline;
   }
 
   static Rediscovery rediscovery(MountDiscovery discovery, boolean auto, List<String> configured) {
@@ -217,7 +219,9 @@ final class Worker implements Runnable {
       switch (r) {
         case SWEEP -> due(now - settleNanos);
         case REDISCOVER -> {
-          if (!rediscovery.mounts().equals(knownMounts)) {
+          // discovery reads every namespace's mounts: off this thread, as a pass is
+          Set<Dev> found = onPassThread(rediscovery::mounts);
+          if (found != null && !found.equals(knownMounts)) {
             due(now - settleNanos);
           }
         }
@@ -297,7 +301,7 @@ final class Worker implements Runnable {
     Engine.Pass pass;
     try {
       boolean sameMounts = !rediscover;
-      pass = awaitPass(passThread.submit(() -> engine.clean(false, sameMounts)));
+      pass = onPassThread(() -> engine.clean(false, sameMounts));
       rediscover = false;
     } catch (RuntimeException e) {
       served.forEach(f -> f.completeExceptionally(e));
@@ -343,16 +347,18 @@ final class Worker implements Runnable {
   }
 
   /**
-   * The pass's result, waiting in slices: null when a stop request came first. While it runs, the
-   * watchdog is pinged until the pass overruns its deadline; then the overrun is reported once and
-   * the pings stop (see the class comment).
+   * Runs {@code work} (a pass, or a discovery) on the pass thread and returns its result, waiting
+   * in slices: null when a stop request came first. While it runs, the watchdog is pinged until
+   * it overruns its deadline; then the overrun is reported once and the pings stop (see the class
+   * comment).
    */
-  private Engine.Pass awaitPass(Future<Engine.Pass> running) {
+  private <T> T onPassThread(java.util.concurrent.Callable<T> work) {
+    Future<T> running = passThread.submit(work);
     long started = System.nanoTime();
     boolean overran = false;
     while (true) {
       try {
-        Engine.Pass pass = running.get(PASS_WAIT_SLICE_MS, TimeUnit.MILLISECONDS);
+        T pass = running.get(PASS_WAIT_SLICE_MS, TimeUnit.MILLISECONDS);
         if (overran) {
           long secs = (System.nanoTime() - started) / 1_000_000_000L;
           LOG.warn("the stalled pass finished after {} s; the daemon works again", secs);
@@ -365,7 +371,7 @@ final class Worker implements Runnable {
           return null;
         }
         long now = System.nanoTime();
-        if (!overran && now - started > PASS_DEADLINE.toNanos()) {
+        if (!overran && now - started > passDeadline.toNanos()) {
           overran = true;
           reportOverrun(now - started);
         }
@@ -389,7 +395,7 @@ final class Worker implements Runnable {
     long secs = nanos / 1_000_000_000L;
     String stuck = PathWalks.shared().stuckPaths().isEmpty() ? "" : "; walks not answering: "
         + String.join(", ", PathWalks.shared().stuckPaths());
-    String what = "a pass has run for " + secs + " s (deadline " + PASS_DEADLINE.toSeconds()
+    String what = "a pass has run for " + secs + " s (deadline " + passDeadline.toSeconds()
         + " s): it waits on the kernel; nothing is reaped until it returns" + stuck
         + (notifier.watchdogPeriod() == null ? "" : "; watchdog pings stop, so systemd restarts the service");
     LOG.error("{}", what);
