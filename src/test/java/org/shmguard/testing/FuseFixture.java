@@ -20,7 +20,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * mount that denies root, or root's mount with allow_other that stands in for NFS or Lustre, and
  * that can stop answering ({@link #stall()}) and answer again ({@link #resume()}). close() aborts
  * the connection (which ends every request still waiting on it), unmounts, and ends the server
- * and every process started through it, leaving no mount or process behind.
+ * and every process started through it, leaving no mount or process behind. Two mounts live as
+ * long as the test sandbox and go with it: fusectl on /sys/fs/fuse/connections, and, where the
+ * machine's /dev/fuse is closed to ordinary users, a 0666 node bound over it.
  *
  * <pre>{@code
  * try (FuseFixture fs = FuseFixture.ofUser(65534)) { Process p = fs.holdFile(); fs.stall(); ... }
