@@ -175,8 +175,10 @@ final class Worker implements Runnable {
   public void run() {
     try {
       passSafely();
-      notifier.ready(status.line());
-      ready = true;
+      if (!stopping) {
+        notifier.ready(status.line());
+        ready = true;
+      }
       while (!stopping) {
         waitAndHandle();
       }
@@ -184,7 +186,7 @@ final class Worker implements Runnable {
       failed = true;
       LOG.error("the worker loop failed: {}", e.toString(), e);
     } finally {
-      passThread.shutdownNow(); // a pass stuck in the kernel is left to die with the process
+      passThread.shutdown(); // a pass under way finishes on its own; one stuck in the kernel dies with the process
       failWaiters(new IllegalStateException("the daemon is stopping"));
       notifier.stopping();
       exits.close();
@@ -358,14 +360,14 @@ final class Worker implements Runnable {
     boolean overran = false;
     while (true) {
       try {
-        T pass = running.get(PASS_WAIT_SLICE_MS, TimeUnit.MILLISECONDS);
+        T result = running.get(PASS_WAIT_SLICE_MS, TimeUnit.MILLISECONDS);
         if (overran) {
           long secs = (System.nanoTime() - started) / 1_000_000_000L;
           LOG.warn("the stalled pass finished after {} s; the daemon works again", secs);
           sink.emit(Alert.of(EventKind.PASS_STALLED, "the stalled pass finished after " + secs + " s; reaping resumes")
               .with("SHM_PASS_SECONDS", secs));
         }
-        return pass;
+        return result;
       } catch (TimeoutException e) {
         if (stopping) {
           return null;
