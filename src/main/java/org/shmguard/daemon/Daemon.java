@@ -55,7 +55,7 @@ public final class Daemon implements AutoCloseable {
    */
   public static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
       List<Consumer<Engine.Pass>> listeners) throws IOException {
-    return start(config, paths, sink, notifier, listeners, Worker.PASS_DEADLINE);
+    return start(config, paths, sink, notifier, listeners, PassThread.DEADLINE);
   }
 
   /** As above, with the deadline after which a running pass counts as stalled (tests shorten it). */

@@ -13,12 +13,6 @@ import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.MountDiscovery;
@@ -38,12 +32,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The daemon's worker thread: waits on inotify, holder pidfds and requests at once, has one full
  * pass (observe, judge, reap) run per burst of triggers, reports what the pass found, and pings
- * systemd's watchdog. The pass itself runs on a thread of its own ({@code shmguard-pass}) while
- * this one waits for it in short slices, so a stop request is honoured at once whatever the
- * kernel does to the pass. Every walk to a mount is bounded by {@link PathWalks}, so a pass
- * normally finishes; one that overruns {@link #PASS_DEADLINE} anyway is reported (pass_stalled,
- * STATUS) and the watchdog pings stop, because no reaping happens anywhere while it hangs:
- * systemd then restarts the daemon, as it would a hung process.
+ * systemd's watchdog. The pass runs on the {@link PassThread}, which this thread waits for in
+ * short slices, so a stop request is honoured at once whatever the kernel does to the pass.
  */
 final class Worker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
@@ -54,11 +44,6 @@ final class Worker implements Runnable {
   private static final int IDLE_WAIT_MS = 60_000;
   /** The soonest a pass runs again for a segment leaving its grace: a bound on passes, whatever the clocks say. */
   private static final long GRACE_MIN_WAIT_NANOS = Duration.ofMillis(50).toNanos();
-
-  /** Far above any healthy pass (milliseconds) and above a few bounded walks that stalled (PathWalks.DEADLINE each). */
-  static final Duration PASS_DEADLINE = Duration.ofSeconds(30);
-  /** How often the worker looks up from a running pass: the bound on how late a stop request is seen. */
-  private static final long PASS_WAIT_SLICE_MS = 100;
 
   enum Request { SWEEP, REDISCOVER, SUMMARY }
 
@@ -73,17 +58,12 @@ final class Worker implements Runnable {
   private final Duration grace;
   private final SegmentAlerts segmentAlerts = new SegmentAlerts();
   private final CapacityAlerts capacityAlerts;
-  private final Duration passDeadline;
+  private final PassThread passThread;
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
   private final List<Consumer<Engine.Pass>> listeners = new CopyOnWriteArrayList<>();
   private final List<CompletableFuture<Engine.Pass>> waiters = new ArrayList<>();
-  private final ExecutorService passThread = Executors.newSingleThreadExecutor(r -> {
-    Thread t = new Thread(r, "shmguard-pass");
-    t.setDaemon(true); // a pass stuck in the kernel must not keep the JVM from exiting
-    return t;
-  });
   private volatile boolean stopping;
   private volatile boolean failed;
   private boolean ready;
@@ -114,7 +94,7 @@ final class Worker implements Runnable {
     this.settleNanos = settle.toNanos();
     this.grace = grace;
     this.capacityAlerts = capacityAlerts;
-    this.passDeadline = passDeadline;
+    this.passThread = new PassThread(passDeadline, sink, notifier);
   }
 
   static Rediscovery rediscovery(MountDiscovery discovery, boolean auto, List<String> configured) {
@@ -150,7 +130,7 @@ final class Worker implements Runnable {
 
   /** A pass that reaps nothing, on the pass thread (after any pass running there), and its result. */
   CompletableFuture<Engine.Pass> dryRunNow() {
-    return CompletableFuture.supplyAsync(() -> engine.clean(true), passThread);
+    return passThread.submit(() -> engine.clean(true));
   }
 
   void stop() {
@@ -186,7 +166,7 @@ final class Worker implements Runnable {
       failed = true;
       LOG.error("the worker loop failed: {}", e.toString(), e);
     } finally {
-      passThread.shutdown(); // a pass under way finishes on its own; one stuck in the kernel dies with the process
+      passThread.close();
       failWaiters(new IllegalStateException("the daemon is stopping"));
       notifier.stopping();
       exits.close();
@@ -222,7 +202,7 @@ final class Worker implements Runnable {
         case SWEEP -> due(now - settleNanos);
         case REDISCOVER -> {
           // discovery reads every namespace's mounts: off this thread, as a pass is
-          Set<Dev> found = onPassThread(rediscovery::mounts);
+          Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping);
           if (found != null && !found.equals(knownMounts)) {
             due(now - settleNanos);
           }
@@ -303,7 +283,7 @@ final class Worker implements Runnable {
     Engine.Pass pass;
     try {
       boolean sameMounts = !rediscover;
-      pass = onPassThread(() -> engine.clean(false, sameMounts));
+      pass = passThread.run(() -> engine.clean(false, sameMounts), () -> stopping);
       rediscover = false;
     } catch (RuntimeException e) {
       served.forEach(f -> f.completeExceptionally(e));
@@ -346,63 +326,6 @@ final class Worker implements Runnable {
       }
     }
     served.forEach(f -> f.complete(pass));
-  }
-
-  /**
-   * Runs {@code work} (a pass, or a discovery) on the pass thread and returns its result, waiting
-   * in slices: null when a stop request came first. While it runs, the watchdog is pinged until
-   * it overruns its deadline; then the overrun is reported once and the pings stop (see the class
-   * comment).
-   */
-  private <T> T onPassThread(java.util.concurrent.Callable<T> work) {
-    Future<T> running = passThread.submit(work);
-    long started = System.nanoTime();
-    boolean overran = false;
-    while (true) {
-      try {
-        T result = running.get(PASS_WAIT_SLICE_MS, TimeUnit.MILLISECONDS);
-        if (overran) {
-          long secs = (System.nanoTime() - started) / 1_000_000_000L;
-          LOG.warn("the stalled pass finished after {} s; the daemon works again", secs);
-          sink.emit(Alert.of(EventKind.PASS_STALLED, "the stalled pass finished after " + secs + " s; reaping resumes")
-              .with("SHM_PASS_SECONDS", secs));
-        }
-        return result;
-      } catch (TimeoutException e) {
-        if (stopping) {
-          return null;
-        }
-        long now = System.nanoTime();
-        if (!overran && now - started > passDeadline.toNanos()) {
-          overran = true;
-          reportOverrun(now - started);
-        }
-        if (!overran && notifier.watchdogDue(now)) {
-          notifier.watchdog(now);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        stopping = true;
-        return null;
-      } catch (ExecutionException e) {
-        if (e.getCause() instanceof RuntimeException r) {
-          throw r;
-        }
-        throw new IllegalStateException(e.getCause());
-      }
-    }
-  }
-
-  private void reportOverrun(long nanos) {
-    long secs = nanos / 1_000_000_000L;
-    String stuck = PathWalks.shared().stuckPaths().isEmpty() ? "" : "; walks not answering: "
-        + String.join(", ", PathWalks.shared().stuckPaths());
-    String what = "a pass has run for " + secs + " s (deadline " + passDeadline.toSeconds()
-        + " s): it waits on the kernel; nothing is reaped until it returns" + stuck
-        + (notifier.watchdogPeriod() == null ? "" : "; watchdog pings stop, so systemd restarts the service");
-    LOG.error("{}", what);
-    sink.emit(Alert.of(EventKind.PASS_STALLED, what).with("SHM_PASS_SECONDS", secs));
-    notifier.status("stalled: " + what);
   }
 
   private void failWaiters(RuntimeException why) {
