@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.shmguard.advice.AdviceClient;
+import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.FuseFixture;
@@ -99,6 +100,26 @@ class UnansweringFilesystemTest {
       }
     }
     assertThat(socket).doesNotExist();
+  }
+
+  @Test
+  void cleanFinishesAndReapsElsewhereWhileAContainersRootStalls() throws Exception {
+    Sandbox.require();
+    try (FuseFixture nfs = FuseFixture.ofRoot(); TmpfsMount shm = TmpfsMount.create("size=16m,mode=1777")) {
+      nfs.holdFile(false);
+      Process container = nfs.containerRootedHere();
+      Path leak = shm.createSegment("nccl-CliStall1", 4_100);
+      nfs.stall();
+      Path config = TestConfig.write("mounts: [auto, " + shm.path() + "]\nreap:\n  grace: 0s\n  requireHostPidNamespace: false\n");
+
+      long t0 = System.nanoTime();
+      CliRun clean = CliRun.of("clean", "--json", "-c", config.toString());
+      Duration took = Duration.ofNanos(System.nanoTime() - t0);
+
+      assertThat(clean.status()).as(clean.out() + clean.err()).isZero();
+      assertThat(leak).as("reaped while /proc/%d/root/dev/shm stalls", container.pid()).doesNotExist();
+      assertThat(took).isLessThan(STOP_BOUND);
+    }
   }
 
   private static String read(Path log) {
