@@ -5,9 +5,12 @@
  * can time it warm, interleaved with the other scanners, without process start-up in the figure.
  *
  * A line "full DIR" asks instead for the kernel work of a whole shmguard scan, still without
- * parsing: the same, plus a stat through every fd link, a readlink of every /proc/PID/ns/mnt, a
- * read of every /proc/PID/stat, and an lstat (fstatat) of every entry of DIR. It tells how much of
- * shmguard's time is the kernel's and how much its own.
+ * parsing: the same, plus a readlink of every fd link and a read of /proc/PID/fdinfo/N for each
+ * that is a path (the fd's mount and inode, where a stat would ask the file's filesystem), a
+ * statx of every /proc/PID/task (its thread count) and, for a process with more threads, a
+ * listing of its tasks and a kcmp(KCMP_FILES) of each with the main thread, a readlink of every
+ * /proc/PID/ns/mnt, a read of every /proc/PID/stat, and an lstat (fstatat) of every entry of DIR.
+ * It tells how much of shmguard's time is the kernel's and how much its own.
  *
  * stdout, per pass: "NANOS CPU_NANOS PROCESSES MAPS_BYTES FD_ENTRIES" (wall and CPU time of the pass)
  */
@@ -17,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kcmp.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,15 +64,38 @@ int main(void) {
       DIR *d = opendir(path);
       if (d != NULL) {
         struct dirent *f;
+        int info = full ? -1 : -2;
         while ((f = readdir(d)) != NULL) {
           if (f->d_name[0] == '.') continue;
           fds++;
-          struct stat st;
-          if (full) fstatat(dirfd(d), f->d_name, &st, 0);
+          if (full && readlinkat(dirfd(d), f->d_name, link, sizeof link) > 0 && link[0] == '/') {
+            if (info == -1) {
+              snprintf(path, sizeof path, "/proc/%s/fdinfo", e->d_name);
+              info = open(path, O_RDONLY | O_DIRECTORY);
+            }
+            int fi = info >= 0 ? openat(info, f->d_name, O_RDONLY) : -1;
+            if (fi >= 0) {
+              (void) read(fi, buf, sizeof buf);
+              close(fi);
+            }
+          }
         }
+        if (info >= 0) close(info);
         closedir(d);
       }
       if (full) {
+        struct statx tx;
+        snprintf(path, sizeof path, "/proc/%s/task", e->d_name);
+        if (statx(AT_FDCWD, path, 0, STATX_NLINK, &tx) == 0 && tx.stx_nlink > 3) {
+          DIR *t = opendir(path);
+          struct dirent *task;
+          while (t != NULL && (task = readdir(t)) != NULL) {
+            if (task->d_name[0] != '.' && strcmp(task->d_name, e->d_name) != 0) {
+              syscall(SYS_kcmp, atoi(e->d_name), atoi(task->d_name), KCMP_FILES, 0, 0);
+            }
+          }
+          if (t != NULL) closedir(t);
+        }
         snprintf(path, sizeof path, "/proc/%s/ns/mnt", e->d_name);
         if (readlink(path, link, sizeof link) < 0) link[0] = 0;
         snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);

@@ -2,6 +2,7 @@
  * A holder whose hold only a thread's view of /proc shows, for the holder-pass tests.
  *
  *   thread-holder fd PATH           the main thread opens PATH (a plain holder, for comparison)
+ *   thread-holder memfd NAME        the main thread holds a memfd named NAME
  *   thread-holder clone-fd PATH     a thread made by raw clone() without CLONE_FILES opens PATH;
  *                                   its fd table is its own, so the main thread holds nothing
  *   thread-holder clone-map PATH    the same thread maps PATH shared and closes the fd
@@ -32,6 +33,7 @@
 static const char *path;
 static int map_mode;
 static int exit_main_mode;
+static int memfd_mode;
 static int main_pipe[2];
 static dev_t mapped_dev;
 static ino_t mapped_ino;
@@ -67,7 +69,7 @@ static int read_line(char *buf, int size) {
 
 static int hold(void *unused) {
   (void) unused;
-  long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CLOEXEC);
+  long fd = memfd_mode ? syscall(SYS_memfd_create, path, 0) : syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CLOEXEC);
   if (fd < 0) { say("cannot open\n"); syscall(SYS_exit_group, 2); }
   if (map_mode) {
     struct stat st;
@@ -117,13 +119,14 @@ static void *hold_thread(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    say("usage: thread-holder fd|clone-fd|clone-map|exit-main-fd|exit-main-map PATH\n");
+    say("usage: thread-holder fd|memfd|clone-fd|clone-map|exit-main-fd|exit-main-map PATH\n");
     return 2;
   }
   const char *mode = argv[1];
   path = argv[2];
   map_mode = strstr(mode, "-map") != NULL;
-  if (strcmp(mode, "fd") == 0) {
+  if (strcmp(mode, "fd") == 0 || strcmp(mode, "memfd") == 0) {
+    memfd_mode = mode[0] == 'm';
     return hold(NULL);
   }
   if (strncmp(mode, "clone-", 6) == 0) {

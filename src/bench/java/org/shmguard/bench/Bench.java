@@ -95,8 +95,9 @@ public final class Bench {
         + "holder details, verdicts; nothing reaped");
     r.note("scan.floor", "procfloor: read every /proc/PID/maps and list every /proc/PID/fd, timed inside the process");
     r.note("scan.floorFull", "procfloor \"full\": the kernel work of a whole shmguard scan without parsing: the floor "
-        + "plus a stat through every fd, a readlink of every ns/mnt, a read of every /proc/PID/stat, an lstat of every "
-        + "file in the mount; ratioFloorFull = shmguard / floorFull shows shmguard's own overhead");
+        + "plus a readlink of every fd and its fdinfo where it is a path, a statx of every /proc/PID/task and a kcmp per "
+        + "thread of a multi-threaded process, a readlink of every ns/mnt, a read of every /proc/PID/stat, an lstat of "
+        + "every file in the mount; ratioFloorFull = shmguard / floorFull shows shmguard's own overhead");
     r.note("scan.fuser", "fuser FILE... over every segment file, whole process; lsof -n -P -w +f -- /dev/shm likewise");
   }
 

@@ -1,38 +1,36 @@
 package org.shmguard.advice;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
+import org.shmguard.daemon.KeptFile;
 
 /**
  * Keeps the advice file (/run/shmguard/advice.env) current: KEY=VALUE lines for the host's own
- * /dev/shm, replaced by rename so a reader sees the old file or the new one, never half of one.
+ * /dev/shm, 0644, replaced by rename so a reader sees the old file or the new one, never half of
+ * one, and only when it changed (or the last write failed). Written off the caller's thread
+ * through {@link KeptFile}, in a directory only root can change (made if missing).
  */
-public final class AdviceFile {
-  private final Path file;
+public final class AdviceFile implements AutoCloseable {
+  static final int MODE = 0644;
+  private final KeptFile file;
 
   public AdviceFile(Path file) {
-    this.file = file;
+    this.file = KeptFile.start(file, MODE, true, "the advice file");
   }
 
   public Path path() {
-    return file;
+    return file.path();
   }
 
-  public void write(String envText) throws IOException {
-    Path dir = file.toAbsolutePath().getParent();
-    Files.createDirectories(dir);
-    Path tmp = Files.createTempFile(dir, "." + file.getFileName(), ".tmp");
-    try {
-      Files.writeString(tmp, "# shmguard advice for this host's /dev/shm; see 'shmguard advise --help'\n" + envText,
-          StandardCharsets.UTF_8);
-      Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
-      Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    } finally {
-      Files.deleteIfExists(tmp);
-    }
+  /** Queues a rewrite with {@code envText}; returns at once. */
+  public void write(String envText) {
+    byte[] bytes = ("# shmguard advice for this host's /dev/shm; see 'shmguard advise --help'\n" + envText)
+        .getBytes(StandardCharsets.UTF_8);
+    file.replace(() -> bytes);
+  }
+
+  @Override
+  public void close() {
+    file.close();
   }
 }

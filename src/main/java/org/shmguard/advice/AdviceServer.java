@@ -2,37 +2,36 @@ package org.shmguard.advice;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.Channel;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import jdk.net.ExtendedSocketOptions;
 import jdk.net.UnixDomainPrincipal;
+import org.shmguard.config.Config;
 import org.shmguard.nativ.Descriptors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The advice socket: a Unix stream socket speaking the line protocol of {@link Request}, one
- * request per connection. Each connection gets a bounded line, a deadline and a slot among
- * {@link Limits#maxClients()}; a bad, oversized, slow or surplus client gets an "ERR v1" line
- * and the server carries on. The peer's credentials (SO_PEERCRED) decide whether it may change
- * the host.
+ * request per connection. The peer's credentials (SO_PEERCRED) decide whether it gets a slot
+ * (per user, with slots of root's own that no ordinary user can fill) and whether it may change
+ * the host. Each connection gets a bounded line, an idle and a request deadline; a bad, oversized,
+ * silent, slow or surplus client gets an "ERR v1" line and is closed, and the others carry on.
  *
  * <pre>{@code
- * try (AdviceServer s = AdviceServer.bind(Path.of("/run/shmguard/advice.sock"), responder, Limits.defaults())) {
+ * try (AdviceServer s = AdviceServer.bind(Path.of("/run/shmguard/advice.sock"), responder, Limits.of(config.advice()))) {
  *   s.start();
  *   ...
  * }
@@ -40,37 +39,64 @@ import org.slf4j.LoggerFactory;
  */
 public final class AdviceServer implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(AdviceServer.class);
-  private static final Duration WRITE_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration WRITE_TIMEOUT = Duration.ofSeconds(2);
   private static final Duration DRAIN_TIME = Duration.ofSeconds(1);
   private static final int SD_LISTEN_FDS_START = 3;
+  private static final Duration REFUSAL_LOG_EVERY = Duration.ofSeconds(10);
 
-  /** How much one client may send, how long it may take, and how many are served at once. */
-  public record Limits(int maxLineBytes, Duration requestTimeout, int maxClients) {
+  /**
+   * How much one client may send and how long it may take, and how many connections are served
+   * at once: ordinary users share {@code maxClients}, at most {@code maxClientsPerUser} each, and
+   * root has {@code rootClients} more of its own (see {@link ClientSlots}).
+   *
+   * @param idleTimeout how long a connection may stay silent before its first byte
+   * @param requestTimeout how long the whole request line may take
+   */
+  public record Limits(int maxLineBytes, Duration idleTimeout, Duration requestTimeout, int maxClients,
+      int maxClientsPerUser, int rootClients) {
     public static final int MAX_LINE_BYTES = 1024;
 
+    public Limits {
+      if (maxLineBytes < 1 || idleTimeout.isNegative() || idleTimeout.isZero() || requestTimeout.isNegative()
+          || requestTimeout.isZero()) {
+        throw new IllegalArgumentException("advice socket limits must be positive: line " + maxLineBytes + " bytes, idle "
+            + idleTimeout + ", request " + requestTimeout);
+      }
+    }
+
+    /** The configured limits. */
+    public static Limits of(Config.Advice c) {
+      return new Limits(MAX_LINE_BYTES, c.idleTimeout(), c.requestTimeout(), c.maxClients(), c.maxClientsPerUser(),
+          c.rootClients());
+    }
+
+    /** {@code maxClients} for anyone, root included, each with {@code requestTimeout} for everything. */
     public static Limits of(Duration requestTimeout, int maxClients) {
-      return new Limits(MAX_LINE_BYTES, requestTimeout, maxClients);
+      return new Limits(MAX_LINE_BYTES, requestTimeout, requestTimeout, maxClients, maxClients, 0);
     }
   }
 
   private final ServerSocketChannel server;
   private final Path path;
-  private final boolean ownsPath;
+  /** The socket file this bound, null for systemd's socket. */
+  private final SocketFile ownFile;
   private final AdviceResponder responder;
   private final Limits limits;
-  private final Semaphore slots;
+  private final ClientSlots slots;
   private final ExecutorService workers;
   private final UserPrincipal root;
   private Thread acceptor;
+  private long lastRefusalLog = System.nanoTime() - REFUSAL_LOG_EVERY.toNanos();
+  private int refusedSinceLog;
 
-  private AdviceServer(ServerSocketChannel server, Path path, boolean ownsPath, AdviceResponder responder, Limits limits)
+  private AdviceServer(ServerSocketChannel server, Path path, SocketFile ownFile, AdviceResponder responder, Limits limits)
       throws IOException {
     this.server = server;
     this.path = path;
-    this.ownsPath = ownsPath;
+    this.ownFile = ownFile;
     this.responder = responder;
     this.limits = limits;
-    this.slots = new Semaphore(limits.maxClients());
+    this.slots = new ClientSlots(limits.maxClients(), limits.maxClientsPerUser(), limits.rootClients());
     AtomicInteger seq = new AtomicInteger();
     this.workers = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "advice-client-" + seq.incrementAndGet());
@@ -82,27 +108,18 @@ public final class AdviceServer implements Closeable {
   }
 
   /**
-   * Listens at {@code path}, creating its directory. A stale socket file (nobody answers on it)
-   * is replaced; a live one means another daemon runs, and this fails saying so.
+   * Listens at {@code path}, in a directory only root can change (see {@link SocketFile}). A
+   * stale socket file (nobody answers on it) is replaced; a live one means another daemon runs,
+   * and this fails saying so.
    */
   public static AdviceServer bind(Path path, AdviceResponder responder, Limits limits) throws IOException {
-    Files.createDirectories(path.getParent());
-    if (Files.exists(path)) {
-      if (answers(path)) {
-        throw new IOException("another shmguard already answers on " + path + "; stop it or configure another advice.socket");
-      }
-      Files.delete(path);
-    }
-    ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+    SocketFile file;
     try {
-      ch.bind(UnixDomainSocketAddress.of(path), 64);
-      // Anyone may connect and ask for advice; what changes the host is checked per request.
-      Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-rw-rw-"));
+      file = SocketFile.bind(path, 64);
     } catch (IOException e) {
-      ch.close();
       throw new IOException("cannot listen on " + path + ": " + e.getMessage(), e);
     }
-    return new AdviceServer(ch, path, true, responder, limits);
+    return new AdviceServer(file.channel(), path, file, responder, limits);
   }
 
   /**
@@ -124,20 +141,12 @@ public final class AdviceServer implements Closeable {
     Channel ch = System.inheritedChannel();
     if (ch instanceof ServerSocketChannel server && server.getLocalAddress() instanceof UnixDomainSocketAddress u) {
       LOG.info("advice socket: using the listening socket systemd passed, {}", u.getPath());
-      return new AdviceServer(server, u.getPath(), false, responder, limits);
+      return new AdviceServer(server, u.getPath(), null, responder, limits);
     }
     if (fds != null) {
       LOG.warn("advice socket: LISTEN_FDS is set but no listening Unix socket came with it; listening on a socket of our own");
     }
     return null;
-  }
-
-  private static boolean answers(Path path) {
-    try (SocketChannel c = SocketChannel.open(UnixDomainSocketAddress.of(path))) {
-      return true;
-    } catch (IOException e) {
-      return false;
-    }
   }
 
   public Path path() {
@@ -149,59 +158,100 @@ public final class AdviceServer implements Closeable {
     acceptor = new Thread(this::acceptLoop, "advice-accept");
     acceptor.setDaemon(true);
     acceptor.start();
-    LOG.info("advice socket listening on {} (at most {} clients, {} ms per request)", path, limits.maxClients(),
+    LOG.info("advice socket listening on {} (ordinary users: {} connections, {} each; root: {} more; {} ms idle, {} ms per request)",
+        path, limits.maxClients(), limits.maxClientsPerUser(), limits.rootClients(), limits.idleTimeout().toMillis(),
         limits.requestTimeout().toMillis());
     return this;
   }
 
+  /**
+   * Accepts on a selector, so that the same thread lets refused connections linger briefly
+   * ({@link Refusals}) and never waits on any client.
+   */
   private void acceptLoop() {
-    while (server.isOpen()) {
+    try (Selector selector = Selector.open()) {
+      server.configureBlocking(false);
+      SelectionKey accepting = server.register(selector, SelectionKey.OP_ACCEPT);
+      Refusals refusals = new Refusals(selector);
+      try {
+        while (server.isOpen()) {
+          selector.select(100);
+          long now = System.nanoTime();
+          for (SelectionKey key : selector.selectedKeys()) {
+            if (key == accepting) {
+              acceptReady(refusals, now);
+            } else if (key.isValid()) {
+              refusals.readable(key);
+            }
+          }
+          selector.selectedKeys().clear();
+          refusals.sweep(now);
+        }
+      } finally {
+        refusals.closeAll();
+      }
+    } catch (ClosedChannelException | java.nio.channels.ClosedSelectorException e) {
+      // closed: stop accepting
+    } catch (IOException e) {
+      if (server.isOpen()) {
+        LOG.error("advice socket: stopped accepting: {}", e.getMessage());
+      }
+    }
+  }
+
+  private void acceptReady(Refusals refusals, long now) throws IOException {
+    while (true) {
       SocketChannel client;
       try {
         client = server.accept();
       } catch (ClosedChannelException e) {
-        return;
+        throw e;
       } catch (IOException e) {
         LOG.warn("advice socket: accept failed: {}", e.getMessage());
-        continue;
+        return;
       }
-      if (!slots.tryAcquire()) {
-        refuse(client);
+      if (client == null) {
+        return;
+      }
+      Peer peer = peer(client);
+      String refusal = slots.take(peer);
+      if (refusal != null) {
+        refusals.refuse(client, new ProtocolException(ProtocolException.BUSY, refusal).replyLine(), now);
+        logRefusal(peer, refusal, now);
         continue;
       }
       try {
         workers.execute(() -> {
           try {
-            serve(client);
+            serve(client, peer);
           } finally {
-            slots.release();
+            slots.give(peer);
           }
         });
       } catch (RuntimeException e) {
-        slots.release();
+        slots.give(peer);
         closeQuietly(client);
       }
     }
   }
 
-  private void refuse(SocketChannel client) {
-    try (ClientConnection c = new ClientConnection(client)) {
-      c.write(new ProtocolException(ProtocolException.BUSY, limits.maxClients() + " clients are being served; try again").replyLine()
-          + "\n", Duration.ofMillis(100));
-      c.finish(Duration.ofMillis(100));
-    } catch (IOException e) {
-      closeQuietly(client);
+  /** One line per 10 s at most: a client that connects in a loop must not flood the journal. */
+  private void logRefusal(Peer peer, String why, long now) {
+    refusedSinceLog++;
+    if (now - lastRefusalLog >= REFUSAL_LOG_EVERY.toNanos()) {
+      LOG.warn("advice socket: refused a connection of {}: {} ({} refused since the last such line)", peer.user(), why,
+          refusedSinceLog);
+      lastRefusalLog = now;
+      refusedSinceLog = 0;
     }
-    LOG.warn("advice socket: refused a client, all {} slots busy", limits.maxClients());
   }
 
-  private void serve(SocketChannel client) {
-    Peer peer = peer(client);
+  private void serve(SocketChannel client, Peer peer) {
     try (ClientConnection c = new ClientConnection(client)) {
       String reply;
       String line = null;
       try {
-        line = c.readLine(limits.maxLineBytes(), limits.requestTimeout());
+        line = c.readLine(limits.maxLineBytes(), limits.idleTimeout(), limits.requestTimeout());
         reply = responder.respond(Request.parse(line), peer);
       } catch (ProtocolException e) {
         reply = e.replyLine() + "\n";
@@ -248,8 +298,8 @@ public final class AdviceServer implements Closeable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    if (ownsPath) {
-      Files.deleteIfExists(path);
+    if (ownFile != null) {
+      ownFile.close();
     }
   }
 }

@@ -28,7 +28,6 @@ public final class AdviceService implements Consumer<Judgement>, Closeable {
   private final AdviceResponder responder;
   private final AdviceServer server;
   private final AdviceFile file;
-  private volatile String lastWritten;
 
   private AdviceService(AtomicReference<Judgement> latest, AdviceResponder responder, AdviceServer server, AdviceFile file) {
     this.latest = latest;
@@ -45,7 +44,7 @@ public final class AdviceService implements Consumer<Judgement>, Closeable {
     AtomicReference<Judgement> ref = new AtomicReference<>();
     AdviceResponder responder = new AdviceResponder(ref::get, () -> gpus, new AdviceEngine(c.defaultLocalRanks()),
         AdviceResponder.UsageProbe.statvfs(), actions);
-    AdviceServer.Limits limits = AdviceServer.Limits.of(c.requestTimeout(), c.maxClients());
+    AdviceServer.Limits limits = AdviceServer.Limits.of(c);
     AdviceServer server = AdviceServer.inherited(responder, limits);
     if (server == null) {
       server = AdviceServer.bind(c.socket(), responder, limits);
@@ -65,20 +64,16 @@ public final class AdviceService implements Consumer<Judgement>, Closeable {
   public void accept(Judgement j) {
     latest.set(j);
     try {
-      String env = responder.advise(new Request(Request.Verb.ADVISE, Map.of()));
-      if (!env.equals(lastWritten)) {
-        file.write(env);
-        lastWritten = env;
-      }
+      // Rewritten only when it changed, or after a failed write (AdviceFile sees to both).
+      file.write(responder.advise(new Request(Request.Verb.ADVISE, Map.of())));
     } catch (ProtocolException e) {
       LOG.debug("advice file not written: {}", e.getMessage());
-    } catch (IOException e) {
-      LOG.warn("cannot write {}: {}", file.path(), e.getMessage());
     }
   }
 
   @Override
   public void close() throws IOException {
+    file.close();
     server.close();
   }
 }

@@ -28,8 +28,19 @@ final class ClientConnection implements Closeable {
 
   /** The first line the client sends, without its newline; throws too-long or timeout. */
   String readLine(int maxBytes, Duration timeout) throws IOException, ProtocolException {
+    return readLine(maxBytes, timeout, timeout);
+  }
+
+  /**
+   * The first line the client sends, without its newline. Its first byte must come within
+   * {@code idle} and the whole line within {@code timeout}; throws too-long or timeout.
+   */
+  String readLine(int maxBytes, Duration idle, Duration timeout) throws IOException, ProtocolException {
     ByteBuffer buf = ByteBuffer.allocate(maxBytes + 1);
-    long deadline = System.nanoTime() + timeout.toNanos();
+    long start = System.nanoTime();
+    Duration silence = idle.compareTo(timeout) < 0 ? idle : timeout;
+    long idleDeadline = start + silence.toNanos();
+    long deadline = start + timeout.toNanos();
     int scanned = 0;
     while (true) {
       int n = channel.read(buf);
@@ -48,12 +59,16 @@ final class ClientConnection implements Closeable {
         }
         return line(buf, scanned); // a client that half-closed after its last line
       }
-      long left = deadline - System.nanoTime();
+      long now = System.nanoTime();
+      if (scanned == 0 && now - idleDeadline >= 0) {
+        throw new ProtocolException(ProtocolException.TIMEOUT, "nothing received within " + silence.toMillis() + " ms");
+      }
+      long left = (scanned == 0 ? idleDeadline : deadline) - now;
       if (left <= 0) {
         throw new ProtocolException(ProtocolException.TIMEOUT, "no complete request line within " + timeout.toMillis() + " ms");
       }
       if (n == 0) {
-        selector.select(Math.max(1, left / 1_000_000));
+        selector.select(Math.max(1, (left + 999_999) / 1_000_000));
         selector.selectedKeys().clear();
       }
     }

@@ -57,7 +57,9 @@ public final class ManPage {
     w.println(".SH FILES");
     w.println(".TP");
     w.println(".I /etc/shmguard/shmguard.yaml");
-    w.println("The configuration; without it shmguard runs on its built-in defaults, which are exactly the shipped file.");
+    w.println("The configuration; without it shmguard runs on its built-in defaults, which are exactly the shipped file. "
+        + "It must be a regular file of at most 256 KiB holding one YAML document; run as root, shmguard reads it only "
+        + "when it is owned by root and writable by no one else.");
     w.println(".SH SEE ALSO");
     w.println(".BR journalctl (1),");
     w.println(".BR systemctl (1),");

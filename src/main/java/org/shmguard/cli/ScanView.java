@@ -34,7 +34,8 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
       Double usedPercent,
       long hiddenBytes,
       int segments,
-      List<HiddenView> hidden) {}
+      List<HiddenView> hidden,
+      String reportOnly) {}
 
   public record HiddenView(String path, long bytes, List<HolderView> holders) {}
 
@@ -70,7 +71,7 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
           m.namespace(), m.options(),
           u == null ? null : u.sizeBytes(), u == null ? null : u.usedBytes(), u == null ? null : u.freeBytes(),
           u == null ? null : Math.round(u.usedFraction() * 1000) / 10.0,
-          r.hiddenBytes(), r.segments(), hidden));
+          r.hiddenBytes(), r.segments(), hidden, m.reportOnly()));
     }
     List<SegmentView> segments = new ArrayList<>();
     for (Assessment a : j.segments()) {

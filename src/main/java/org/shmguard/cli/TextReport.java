@@ -24,9 +24,14 @@ final class TextReport {
       ShmMount.Usage u = m.usage();
       mounts.row(m.displayName(), m.dev(), u == null ? "?" : Bytes.human(u.sizeBytes()), u == null ? "?" : Bytes.human(u.usedBytes()),
           u == null ? "?" : Bytes.human(u.freeBytes()), u == null ? "?" : Math.round(u.usedFraction() * 100) + "%",
-          Bytes.human(r.hiddenBytes()), r.segments(), m.origin().label());
+          Bytes.human(r.hiddenBytes()), r.segments(), m.origin().label() + (m.mayAct() ? "" : " (report only)"));
     }
     out.append(mounts.isEmpty() ? "No shm mounts found.\n" : mounts.render());
+    for (MountReport r : j.mounts()) {
+      if (!r.mount().mayAct()) {
+        out.append("  report only: ").append(r.mount().displayName()).append(": ").append(r.mount().reportOnly()).append('\n');
+      }
+    }
     for (MountReport r : j.mounts()) {
       for (MountReport.Hidden h : r.hidden()) {
         out.append("  hidden in ").append(r.mount().displayName()).append(": ").append(Bytes.human(h.bytes()))

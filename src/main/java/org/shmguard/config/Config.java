@@ -14,11 +14,11 @@ import org.shmguard.policy.SizeSpec;
  * @param source where it came from: a file path, or "built-in defaults"
  */
 public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log, Capacity capacity,
-    Advice advice, Remount remount, Metrics metrics) {
+    Advice advice, Remount remount, Metrics metrics, Namespaces namespaces) {
 
   /** The same settings, said to come from {@code newSource}. */
   public Config withSource(String newSource) {
-    return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount, metrics);
+    return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount, metrics, namespaces);
   }
 
   /** Whether "auto" discovery is on. */
@@ -53,11 +53,25 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
 
   public record Log(String level) {}
 
-  /** The advice socket and file (issue 4). */
-  public record Advice(boolean enabled, Path socket, Path envFile, int defaultLocalRanks, int maxClients, Duration requestTimeout) {}
+  /**
+   * The advice socket and file (issue 4), and the socket's limits (issue 12): ordinary users share
+   * {@code maxClients} connections, at most {@code maxClientsPerUser} each; root has
+   * {@code rootClients} more; a connection must send something within {@code idleTimeout} and its
+   * whole request line within {@code requestTimeout}.
+   */
+  public record Advice(boolean enabled, Path socket, Path envFile, int defaultLocalRanks, int maxClients,
+      int maxClientsPerUser, int rootClients, Duration idleTimeout, Duration requestTimeout) {}
 
   /** Growing a tmpfs by remount (issue 4): off unless enabled. */
   public record Remount(boolean enabled, SizeSpec targetSize, SizeSpec maxSize, Duration cooldown) {}
+
+  /**
+   * Which mount namespaces shmguard acts in (issue 12).
+   *
+   * @param actInUserNamespaces act (reap, remount) in a mount namespace that a user namespace
+   *     other than the host's owns; false: report it only
+   */
+  public record Namespaces(boolean actInUserNamespaces) {}
 
   /**
    * Where metrics go (issue 5).
@@ -75,13 +89,14 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
     }
   }
 
-  @SuppressWarnings("unchecked")
   static Config from(String source, Map<String, Object> v) throws ConfigException {
     return from(source, v, key -> 0);
   }
 
-  /** @param lineOf the line a key was set on in the file, 0 for a default */
+  /** @param lineOf the line a key was set on in the file, 0 for a default (for the errors of {@link CrossKeyRules}) */
+  @SuppressWarnings("unchecked")
   static Config from(String source, Map<String, Object> v, java.util.function.ToIntFunction<String> lineOf) throws ConfigException {
+    CrossKeyRules.check(source, v, lineOf);
     return new Config(
         source,
         (List<String>) v.get("mounts"),
@@ -94,30 +109,16 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
         new Daemon((Duration) v.get("daemon.interval"), (Duration) v.get("daemon.rediscover"),
             (Duration) v.get("daemon.settle"), (Integer) v.get("daemon.watchHolders"), (String) v.get("daemon.summary")),
         new Log((String) v.get("log.level")),
-        capacity(source, v, lineOf),
+        new Capacity((Integer) v.get("capacity.warn"), (Integer) v.get("capacity.critical"),
+            (Integer) v.get("capacity.hysteresis"), (Integer) v.get("capacity.topHolders")),
         new Advice((Boolean) v.get("advice.enabled"), Path.of((String) v.get("advice.socket")),
             Path.of((String) v.get("advice.envFile")), (Integer) v.get("advice.defaultLocalRanks"),
-            (Integer) v.get("advice.maxClients"), (Duration) v.get("advice.requestTimeout")),
+            (Integer) v.get("advice.maxClients"), (Integer) v.get("advice.maxClientsPerUser"),
+            (Integer) v.get("advice.rootClients"), (Duration) v.get("advice.idleTimeout"),
+            (Duration) v.get("advice.requestTimeout")),
         new Remount((Boolean) v.get("remount.enabled"), (SizeSpec) v.get("remount.targetSize"),
             (SizeSpec) v.get("remount.maxSize"), (Duration) v.get("remount.cooldown")),
-        new Metrics((String) v.get("metrics.listen"), (String) v.get("metrics.textfile")));
-  }
-
-  private static Capacity capacity(String source, Map<String, Object> v, java.util.function.ToIntFunction<String> lineOf)
-      throws ConfigException {
-    int warn = (Integer) v.get("capacity.warn");
-    int critical = (Integer) v.get("capacity.critical");
-    int hysteresis = (Integer) v.get("capacity.hysteresis");
-    if (critical <= warn) {
-      throw new ConfigException(source, Math.max(lineOf.applyAsInt("capacity.critical"), lineOf.applyAsInt("capacity.warn")),
-          "capacity.critical", critical + " must be above capacity.warn (" + warn + "); allowed: a whole number from "
-          + (warn + 1) + " to 100");
-    }
-    if (hysteresis >= warn) {
-      throw new ConfigException(source, Math.max(lineOf.applyAsInt("capacity.hysteresis"), lineOf.applyAsInt("capacity.warn")),
-          "capacity.hysteresis", hysteresis + " must be below capacity.warn (" + warn + "); allowed: a whole number from 0 to "
-          + (warn - 1));
-    }
-    return new Capacity(warn, critical, hysteresis, (Integer) v.get("capacity.topHolders"));
+        new Metrics((String) v.get("metrics.listen"), (String) v.get("metrics.textfile")),
+        new Namespaces((Boolean) v.get("namespaces.actInUserNamespaces")));
   }
 }

@@ -30,7 +30,11 @@ public final class ConfigException extends Exception {
     return key;
   }
 
-  /** "file:line: key: message", the form editors and people both read. */
+  /**
+   * "file:line: key: message", the form editors and people both read. Always one line: a key or
+   * value quoted from the file may hold a newline or another control character, which is shown
+   * escaped (\n, \x1b) so that it can neither split the message nor reach a terminal raw.
+   */
   public String format() {
     StringBuilder sb = new StringBuilder(source);
     if (line > 0) {
@@ -40,7 +44,24 @@ public final class ConfigException extends Exception {
     if (key != null) {
       sb.append(key).append(": ");
     }
-    return sb.append(getMessage()).toString();
+    return escapeControls(sb.append(getMessage()).toString());
+  }
+
+  private static String escapeControls(String text) {
+    StringBuilder sb = new StringBuilder(text.length());
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == '\n') {
+        sb.append("\\n");
+      } else if (c == '\t') {
+        sb.append("\\t");
+      } else if (Character.isISOControl(c)) {
+        sb.append(String.format("\\x%02x", (int) c));
+      } else {
+        sb.append(c);
+      }
+    }
+    return sb.toString();
   }
 
   @Override

@@ -4,9 +4,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.Reader;
+import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -34,7 +35,8 @@ public final class ConfigLoader {
     if (explicit != null) {
       return load(explicit);
     }
-    if (Files.exists(SYSTEM_FILE)) {
+    // A dangling link there is an error to report, not a reason to run on the defaults.
+    if (Files.exists(SYSTEM_FILE, LinkOption.NOFOLLOW_LINKS)) {
       return load(SYSTEM_FILE);
     }
     return defaults();
@@ -45,16 +47,9 @@ public final class ConfigLoader {
     return Config.from(DEFAULTS_SOURCE, defaultValues());
   }
 
-  /** A file's settings over the defaults. */
+  /** A file's settings over the defaults; the file is read within {@link ConfigLimits} (see {@link ConfigFile}). */
   public static Config load(Path file) throws ConfigException {
-    String source = file.toString();
-    try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-      return parse(r, source);
-    } catch (NoSuchFileException e) {
-      throw new ConfigException(source, 0, null, "no such file");
-    } catch (IOException e) {
-      throw new ConfigException(source, 0, null, "cannot read: " + e.getMessage());
-    }
+    return parse(new StringReader(ConfigFile.read(file)), file.toString());
   }
 
   /** YAML text's settings over the defaults; {@code source} names it in messages. */

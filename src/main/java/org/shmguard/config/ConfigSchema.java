@@ -20,7 +20,7 @@ final class ConfigSchema {
     k.put("mounts", Types.mounts());
     k.put("reap.dryRun", Types.bool());
     k.put("reap.grace", Types.duration(Duration.ZERO, Duration.ofDays(30)));
-    k.put("reap.patterns", Types.globs());
+    k.put("reap.patterns", Types.reapPatterns());
     k.put("reap.deny", Types.globs());
     k.put("reap.requireHostPidNamespace", Types.bool());
     k.put("daemon.interval", Types.duration(Duration.ofMillis(100), Duration.ofDays(1)));
@@ -35,10 +35,13 @@ final class ConfigSchema {
     k.put("log.level", Types.oneOf("error", "warn", "info", "debug"));
     // advice: the socket, advice.env and the defaults of the advice engine (issue 4)
     k.put("advice.enabled", Types.bool());
-    k.put("advice.socket", Types.absolutePath());
-    k.put("advice.envFile", Types.absolutePath());
+    k.put("advice.socket", PathTypes.socketPath());
+    k.put("advice.envFile", PathTypes.absolutePath());
     k.put("advice.defaultLocalRanks", Types.integer(1, 1024));
     k.put("advice.maxClients", Types.integer(1, 1024));
+    k.put("advice.maxClientsPerUser", Types.integer(1, 1024));
+    k.put("advice.rootClients", Types.integer(1, 1024));
+    k.put("advice.idleTimeout", Types.duration(Duration.ofMillis(100), Duration.ofMinutes(1)));
     k.put("advice.requestTimeout", Types.duration(Duration.ofMillis(100), Duration.ofMinutes(1)));
     // remount: growing a tmpfs that is too small (issue 4)
     k.put("remount.enabled", Types.bool());
@@ -47,7 +50,9 @@ final class ConfigSchema {
     k.put("remount.cooldown", Types.duration(Duration.ZERO, Duration.ofDays(7)));
     // metrics: the Prometheus endpoint and the node_exporter textfile (issue 5)
     k.put("metrics.listen", Types.listenAddress());
-    k.put("metrics.textfile", Types.optionalAbsolutePath());
+    k.put("metrics.textfile", PathTypes.optionalTextfile());
+    // namespaces: which mount namespaces shmguard acts in (issue 12)
+    k.put("namespaces.actInUserNamespaces", Types.bool());
     return Map.copyOf(k);
   }
 

@@ -133,15 +133,6 @@ final class Types {
     };
   }
 
-  static ValueType<String> absolutePath() {
-    return scalar("an absolute path", text -> {
-      if (!text.startsWith("/")) {
-        throw new IllegalArgumentException("\"" + text + "\" is not an absolute path");
-      }
-      return text;
-    });
-  }
-
   /** "" (off) or host:port, such as 127.0.0.1:9477 or [::1]:9477. */
   static ValueType<String> listenAddress() {
     return scalar("host:port such as 127.0.0.1:9477, or \"\" to turn it off", text -> {
@@ -157,16 +148,6 @@ final class Types {
     });
   }
 
-  /** "" (off) or an absolute path. */
-  static ValueType<String> optionalAbsolutePath() {
-    return scalar("an absolute path, or \"\" to turn it off", text -> {
-      if (!text.isEmpty() && !text.startsWith("/")) {
-        throw new IllegalArgumentException("\"" + text + "\" is not an absolute path");
-      }
-      return text;
-    });
-  }
-
   private static Integer integerOrNull(String text, int min, int max) {
     try {
       int v = Integer.parseInt(text);
@@ -177,19 +158,40 @@ final class Types {
   }
 
   static ValueType<List<Glob>> globs() {
-    return list("a list of file name patterns such as \"nccl-*\" (* ? and [a-z], no '/')", Glob::of);
+    return list("a list of file name patterns such as \"cuda.shm.*\" (* ? and [a-z], no '/')", Glob::of, false);
+  }
+
+  /** Literal characters a reap pattern must begin with: "psm_", the shortest of the producers' prefixes. */
+  static final int MIN_REAP_PREFIX = 4;
+
+  /**
+   * Names shmguard may reap. Every producer names its segments with a fixed prefix of its own
+   * (nccl-, torch_, psm_, sem.mp-, ucx_shm_posix_...), so each pattern must begin with at least
+   * {@link #MIN_REAP_PREFIX} literal characters: "*", "?*", "[a-z]*" or "n*" would make any
+   * unheld file in a watched tmpfs, whoever made it, a candidate.
+   */
+  static ValueType<List<Glob>> reapPatterns() {
+    return list("a list of file name patterns such as \"nccl-*\" (* ? and [a-z], no '/'), each beginning with at least "
+        + MIN_REAP_PREFIX + " literal characters before any * ? or [ (its producer's own prefix, such as nccl- or psm_)", text -> {
+          Glob g = Glob.of(text);
+          if (g.literalPrefix().length() < MIN_REAP_PREFIX) {
+            throw new IllegalArgumentException("\"" + text + "\" would match almost any name: it begins with "
+                + (g.literalPrefix().isEmpty() ? "no literal characters" : "only \"" + g.literalPrefix() + "\""));
+          }
+          return g;
+        }, false);
   }
 
   static ValueType<List<String>> mounts() {
-    return list("a list whose items are auto or absolute tmpfs mount points", text -> {
+    return list("a list whose items are auto or absolute tmpfs mount points (" + PathTypes.PLAIN_PATH + "), each named once", text -> {
       if (!text.equals("auto") && !text.startsWith("/")) {
         throw new IllegalArgumentException("\"" + text + "\" is neither auto nor an absolute path");
       }
-      return text;
-    });
+      return text.equals("auto") ? text : PathTypes.requirePlain(text, true);
+    }, true);
   }
 
-  private static <T> ValueType<T> scalar(String allowed, Function<String, T> parse) {
+  static <T> ValueType<T> scalar(String allowed, Function<String, T> parse) {
     return new ValueType<>() {
       @Override
       public T parse(YamlNode node) {
@@ -209,7 +211,9 @@ final class Types {
     };
   }
 
-  private static <T> ValueType<List<T>> list(String allowed, Function<String, T> item) {
+  /** @param unique whether an item may appear only once */
+  private static <T> ValueType<List<T>> list(String allowed, Function<String, T> item, boolean unique) {
+    String allowedItems = allowed + "; at most " + ConfigLimits.MAX_LIST_ITEMS + " items";
     return new ValueType<>() {
       @Override
       public List<T> parse(YamlNode node) {
@@ -219,19 +223,26 @@ final class Types {
         if (!node.isList()) {
           throw new IllegalArgumentException("a list is needed here");
         }
+        if (node.list().size() > ConfigLimits.MAX_LIST_ITEMS) {
+          throw new IllegalArgumentException("the list has " + node.list().size() + " items");
+        }
         List<T> out = new ArrayList<>();
         for (YamlNode n : node.list()) {
           if (n.isNull() || n.isMap() || n.isList()) {
             throw new IllegalArgumentException("every item must be a single value");
           }
-          out.add(item.apply(n.text()));
+          T value = item.apply(n.text());
+          if (unique && out.contains(value)) {
+            throw new IllegalArgumentException("\"" + n.text() + "\" is listed twice");
+          }
+          out.add(value);
         }
         return List.copyOf(out);
       }
 
       @Override
       public String allowed() {
-        return allowed;
+        return allowedItems;
       }
     };
   }
@@ -247,13 +258,17 @@ final class Types {
     } catch (NumberFormatException e) {
       return null;
     }
-    return switch (m.group(2)) {
-      case "ms" -> Duration.ofMillis(n);
-      case "s" -> Duration.ofSeconds(n);
-      case "m" -> Duration.ofMinutes(n);
-      case "h" -> Duration.ofHours(n);
-      default -> Duration.ofDays(n);
-    };
+    try {
+      return switch (m.group(2)) {
+        case "ms" -> Duration.ofMillis(n);
+        case "s" -> Duration.ofSeconds(n);
+        case "m" -> Duration.ofMinutes(n);
+        case "h" -> Duration.ofHours(n);
+        default -> Duration.ofDays(n);
+      };
+    } catch (ArithmeticException tooLong) {
+      return Duration.ofSeconds(Long.MAX_VALUE); // out of every key's range, and said so
+    }
   }
 
   static Long parseSize(String text) {

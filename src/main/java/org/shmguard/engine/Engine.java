@@ -42,7 +42,8 @@ public final class Engine {
   }
 
   public static Engine create(Config config, HostPaths paths, Clock clock) {
-    Observer observer = new Observer(paths, config.autoDiscover(), config.mountPaths(), clock);
+    Observer observer = new Observer(paths, config.autoDiscover(), config.mountPaths(),
+        config.namespaces().actInUserNamespaces(), clock);
     return new Engine(observer, new Reaper(observer.holderScanner()::scan), config.reap().policy(), config.reap().dryRun());
   }
 

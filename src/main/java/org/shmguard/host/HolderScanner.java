@@ -28,6 +28,8 @@ import org.shmguard.nativ.ProcCalls;
  */
 public final class HolderScanner {
   private final HostPaths paths;
+  /** The memfds' internal mount: {mnt_id, major, minor}; it lasts as long as the kernel runs. */
+  private int[] memfdMount;
 
   public HolderScanner(HostPaths paths) {
     this.paths = paths;
@@ -41,7 +43,7 @@ public final class HolderScanner {
     int processes = 0;
     int vanished = 0;
     try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
-      ProcessReader reader = new ProcessReader(proc, paths, wanted, index);
+      ProcessReader reader = new ProcessReader(proc, paths, wanted, index, mountIds(proc));
       for (int pid : proc.pids()) {
         processes++;
         if (wanted.length == 0) {
@@ -65,6 +67,17 @@ public final class HolderScanner {
     List<String> problems = new ArrayList<>();
     denied.forEach((why, list) -> problems.add(describeDenied(why, list)));
     return new HolderPass(index.build(), live, problems, processes, vanished);
+  }
+
+  private synchronized MountIds mountIds(ProcCalls proc) {
+    if (memfdMount == null) {
+      memfdMount = proc.memfdMount();
+    }
+    MountIds ids = new MountIds();
+    if (memfdMount != null) {
+      ids.internal(memfdMount[0], Dev.of(memfdMount[1], memfdMount[2]));
+    }
+    return ids;
   }
 
   static long[] encode(Collection<Dev> devs) {

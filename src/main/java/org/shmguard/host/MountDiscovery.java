@@ -5,6 +5,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,14 +13,15 @@ import java.util.Map;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
-import org.shmguard.nativ.Linux;
 import org.shmguard.nativ.ProcCalls;
-import org.shmguard.nativ.StatxResult;
 
 /**
  * Finds the shm tmpfs mounts to watch: the /dev/shm of shmguard's own mount namespace, the tmpfs
  * at /dev/shm of every other mount namespace (containers, pods), and configured mount points.
- * Each namespace's mountinfo is read once; each tmpfs appears once, by device.
+ * Each namespace's mountinfo is read once; each tmpfs appears once, by device. Each is reached
+ * only through a path verified to lead to that very mount ({@link MountReach}), and is marked
+ * report-only where shmguard cannot trust what it is: a namespace an ordinary user's user
+ * namespace owns ({@link NsOwners}), or a mount of a directory of a tmpfs rather than its root.
  *
  * <pre>{@code
  * MountDiscovery.Result found = new MountDiscovery(HostPaths.system()).discover(true, List.of());
@@ -32,10 +34,20 @@ public final class MountDiscovery {
 
   private final HostPaths paths;
   private final ProcessDetails details;
+  private final boolean actInUserNamespaces;
 
   public MountDiscovery(HostPaths paths) {
+    this(paths, false);
+  }
+
+  /**
+   * @param actInUserNamespaces whether a namespace owned by a user namespace other than the
+   *     host's (one an ordinary user can make) may be acted on; when false it is only reported
+   */
+  public MountDiscovery(HostPaths paths, boolean actInUserNamespaces) {
     this.paths = paths;
     this.details = new ProcessDetails(paths);
+    this.actInUserNamespaces = actInUserNamespaces;
   }
 
   /** What discovery found, and what it could not use. */
@@ -45,6 +57,9 @@ public final class MountDiscovery {
       warnings = List.copyOf(warnings);
     }
   }
+
+  /** A way to reach a mount: a path, and the mount (by id, as {@code mountinfo} lists it) it must lead to. */
+  private record Candidate(String path, MountEntry entry, String mountinfo) {}
 
   public Result discover(boolean auto, List<String> configured) {
     List<String> warnings = new ArrayList<>();
@@ -57,7 +72,7 @@ public final class MountDiscovery {
       return new Result(List.of(), warnings);
     }
     String ownNs = ownNamespace();
-    Map<Dev, List<String>> hostPaths = hostPathsOfTmpfs(own);
+    Map<Dev, List<MountEntry>> hostWhole = hostMountsOfWholeTmpfs(own);
     Map<Dev, ShmMount> found = new LinkedHashMap<>();
     if (auto) {
       MountEntry hostShm = visibleAt(own, SHM);
@@ -66,17 +81,18 @@ public final class MountDiscovery {
       } else if (!hostShm.isTmpfs()) {
         warnings.add("/dev/shm is " + hostShm.fsType() + ", not tmpfs; not watched");
       } else {
-        List<String> candidates = new ArrayList<>(List.of(paths.resolve(SHM)));
+        List<Candidate> candidates = new ArrayList<>(List.of(new Candidate(paths.resolve(SHM), hostShm, ownMountinfo.toString())));
         if (!paths.isSystemRoot()) {
-          candidates.add(paths.proc("1", "root", "dev", "shm").toString());
+          candidates.add(new Candidate(paths.proc("1", "root", "dev", "shm").toString(), hostShm, ownMountinfo.toString()));
         }
-        String reach = reachable(hostShm.dev(), candidates, warnings);
+        Candidate reach = reachable(hostShm.dev(), candidates, warnings);
         if (reach != null) {
-          found.put(hostShm.dev(), new ShmMount(hostShm.dev(), reach, SHM, MountOrigin.HOST,
-              hostShm.superOptions(), ownNs, List.of(), null, null));
+          found.put(hostShm.dev(), new ShmMount(hostShm.dev(), reach.path(), SHM, MountOrigin.HOST,
+              hostShm.superOptions(), ownNs, List.of(), null, null, reach.entry().mountId(), reach.mountinfo(),
+              rootProblem(hostShm)));
         }
       }
-      discoverNamespaces(ownNs, hostPaths, found, warnings);
+      discoverNamespaces(ownNs, ownMountinfo.toString(), hostWhole, found, warnings);
     }
     for (String path : configured) {
       MountEntry e = visibleAt(own, path);
@@ -84,11 +100,12 @@ public final class MountDiscovery {
         warnings.add("configured mount " + path + " is not a mount point; not watched");
       } else if (!e.isTmpfs()) {
         warnings.add("configured mount " + path + " is " + e.fsType() + ", not tmpfs; not watched");
-      } else if (!found.containsKey(e.dev())) {
-        String reach = reachable(e.dev(), List.of(paths.resolve(path)), warnings);
+      } else if (!found.containsKey(e.dev()) || !found.get(e.dev()).mayAct()) {
+        // Root named it: an ordinary user's namespace that shows the same tmpfs cannot make it report-only.
+        Candidate reach = reachable(e.dev(), List.of(new Candidate(paths.resolve(path), e, ownMountinfo.toString())), warnings);
         if (reach != null) {
-          found.put(e.dev(), new ShmMount(e.dev(), reach, path, MountOrigin.CONFIGURED,
-              e.superOptions(), ownNs, List.of(), null, null));
+          found.put(e.dev(), new ShmMount(e.dev(), reach.path(), path, MountOrigin.CONFIGURED,
+              e.superOptions(), ownNs, List.of(), null, null, e.mountId(), reach.mountinfo(), rootProblem(e)));
         }
       }
     }
@@ -96,32 +113,32 @@ public final class MountDiscovery {
   }
 
   /**
-   * The first of {@code candidates} that leads to device {@code dev} now. A mount point can be
-   * covered by a later mount, or a host path can lead elsewhere inside a container: only a path
-   * whose stat shows the device is used.
+   * The first of {@code candidates} that leads now to the root of the mount it names. A mount
+   * point can be covered by a later mount, a host path can lead elsewhere inside a container, a
+   * process's root can be a chroot: only a path that opens onto that very mount (its id and
+   * device) is used.
    */
-  private static String reachable(Dev dev, List<String> candidates, List<String> warnings) {
-    for (String path : candidates) {
-      try {
-        // A namespace's root can be a FUSE or network directory that stops answering: bounded.
-        StatxResult st = PathWalks.shared().run(path, () -> Linux.get().stat(path));
-        if (st.isDirectory() && st.devMajor() == dev.major() && st.devMinor() == dev.minor()) {
-          return path;
-        }
-      } catch (PathWalks.Stalled e) {
-        // the other candidates of a namespace walk through the same root: not tried this pass
-        warnings.add("the tmpfs with device " + dev + " is not watched for now: " + e.getMessage());
+  private static Candidate reachable(Dev dev, List<Candidate> candidates, List<String> warnings) {
+    for (Candidate c : candidates) {
+      if (MountReach.leadsTo(c.path(), c.entry().mountId(), dev)) {
+        return c;
+      }
+      if (PathWalks.shared().stuckPaths().contains(c.path())) {
+        // a root that stopped answering: the other candidates of a namespace walk through it too
+        warnings.add("the tmpfs with device " + dev + " is not watched for now: " + c.path() + " is not answering");
         return null;
-      } catch (IOException e) {
-        // gone, or not reachable from here: try the next one
       }
     }
-    warnings.add("the tmpfs with device " + dev + " cannot be reached (tried " + String.join(", ", candidates) + "); not watched");
+    warnings.add("the tmpfs with device " + dev + " cannot be reached (tried "
+        + String.join(", ", candidates.stream().map(Candidate::path).toList()) + "); not watched");
     return null;
   }
 
-  private void discoverNamespaces(String ownNs, Map<Dev, List<String>> hostPathByDev, Map<Dev, ShmMount> found,
-      List<String> warnings) {
+  /** One other mount namespace's /dev/shm, as one of its processes sees it. */
+  private record Found(String ns, List<Integer> pids, int readFrom, MountEntry shm, String reportOnly) {}
+
+  private void discoverNamespaces(String ownNs, String ownMountinfo, Map<Dev, List<MountEntry>> hostWhole,
+      Map<Dev, ShmMount> found, List<String> warnings) {
     Map<String, List<Integer>> pidsByNs = new LinkedHashMap<>();
     // Raw readlinkat relative to one /proc handle: this runs for every process on every pass.
     try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
@@ -139,42 +156,66 @@ public final class MountDiscovery {
       warnings.add("cannot list " + paths.proc() + ": " + e.getMessage());
       return;
     }
+    NsOwners owners = new NsOwners(paths, referencePid(), actInUserNamespaces);
+    List<Found> namespaces = new ArrayList<>();
     for (Map.Entry<String, List<Integer>> ns : pidsByNs.entrySet()) {
       List<Integer> pids = ns.getValue();
       pids.sort(null);
-      MountEntry shm = readShmOf(pids, warnings);
-      if (shm == null || !shm.isTmpfs()) {
-        continue;
+      Found f = readShmOf(ns.getKey(), pids, owners, warnings);
+      if (f != null && f.shm().isTmpfs()) {
+        namespaces.add(f);
       }
+    }
+    // Namespaces shmguard may act in first: a device one of them shows is theirs, whoever else binds it.
+    namespaces.sort(Comparator.comparing(f -> f.reportOnly() != null));
+    for (Found f : namespaces) {
+      MountEntry shm = f.shm();
       ShmMount known = found.get(shm.dev());
       if (known != null) {
-        if (known.origin() == MountOrigin.NAMESPACE) {
+        if (known.origin() == MountOrigin.NAMESPACE && known.mayAct() == (f.reportOnly() == null)) {
           List<Integer> merged = new ArrayList<>(known.pids());
-          merged.addAll(pids);
-          found.put(shm.dev(), new ShmMount(known.dev(), known.path(), known.mountPoint(), known.origin(),
-              known.options(), known.namespace(), merged.subList(0, Math.min(merged.size(), PIDS_PER_NAMESPACE)),
-              known.container(), null));
+          merged.addAll(f.pids());
+          found.put(shm.dev(), known.withPids(merged.subList(0, Math.min(merged.size(), PIDS_PER_NAMESPACE))));
         }
         continue;
       }
-      List<String> candidates = new ArrayList<>();
-      hostPathByDev.getOrDefault(shm.dev(), List.of()).forEach(p -> candidates.add(paths.resolve(p)));
-      pids.forEach(pid -> candidates.add(paths.proc(Integer.toString(pid), "root", "dev", "shm").toString()));
-      String reach = reachable(shm.dev(), candidates, warnings);
+      List<Candidate> candidates = new ArrayList<>();
+      if (shm.root().equals("/")) {
+        // The host's own mount of the same whole tmpfs shows the same root directory.
+        hostWhole.getOrDefault(shm.dev(), List.of())
+            .forEach(h -> candidates.add(new Candidate(paths.resolve(h.mountPoint()), h, ownMountinfo)));
+      }
+      candidates.add(new Candidate(paths.proc(Integer.toString(f.readFrom()), "root", "dev", "shm").toString(), shm,
+          paths.proc(Integer.toString(f.readFrom()), "mountinfo").toString()));
+      Candidate reach = reachable(shm.dev(), candidates, warnings);
       if (reach != null) {
-        found.put(shm.dev(), new ShmMount(shm.dev(), reach, SHM, MountOrigin.NAMESPACE, shm.superOptions(),
-            ns.getKey(), pids, details.container(pids.get(0)), null));
+        found.put(shm.dev(), new ShmMount(shm.dev(), reach.path(), SHM, MountOrigin.NAMESPACE, shm.superOptions(),
+            f.ns(), f.pids(), details.container(f.pids().get(0)), null, reach.entry().mountId(), reach.mountinfo(),
+            f.reportOnly()));
       }
     }
   }
 
   /** The tmpfs at /dev/shm in the namespace of the first of {@code pids} that can be read. */
-  private MountEntry readShmOf(List<Integer> pids, List<String> warnings) {
+  private Found readShmOf(String ns, List<Integer> pids, NsOwners owners, List<String> warnings) {
     for (int pid : pids) {
       try {
         String text = ProcFiles.readOrNull(paths.proc(Integer.toString(pid), "mountinfo"));
         if (text != null) {
-          return visibleAt(MountEntry.parseAll(text), SHM);
+          MountEntry shm = visibleAt(MountEntry.parseAll(text), SHM);
+          if (shm == null) {
+            return null;
+          }
+          List<String> why = new ArrayList<>();
+          String owner = owners.problem(pid);
+          if (owner != null) {
+            why.add(owner);
+          }
+          String root = rootProblem(shm);
+          if (root != null) {
+            why.add(root);
+          }
+          return new Found(ns, pids, pid, shm, why.isEmpty() ? null : String.join("; ", why));
         }
       } catch (AccessDeniedException e) {
         warnings.add("cannot read the mounts of pid " + pid + ": permission denied");
@@ -184,15 +225,21 @@ public final class MountDiscovery {
     return null;
   }
 
-  /** For each tmpfs device mounted whole in the host's namespace, its mount points, shortest first. */
-  private static Map<Dev, List<String>> hostPathsOfTmpfs(List<MountEntry> own) {
-    Map<Dev, List<String>> byDev = new HashMap<>();
+  /** Why a mount that shows a directory of its tmpfs, not the tmpfs's root, is only reported. */
+  private static String rootProblem(MountEntry e) {
+    return e.root().equals("/") ? null
+        : "it shows the directory " + e.root() + " of its tmpfs, not the tmpfs's root, so what shmguard would act on is not what its users see";
+  }
+
+  /** For each tmpfs device mounted whole in the host's namespace, its mounts, shortest mount point first. */
+  private static Map<Dev, List<MountEntry>> hostMountsOfWholeTmpfs(List<MountEntry> own) {
+    Map<Dev, List<MountEntry>> byDev = new HashMap<>();
     for (MountEntry e : own) {
       if (e.isTmpfs() && e.root().equals("/")) {
-        byDev.computeIfAbsent(e.dev(), d -> new ArrayList<>()).add(e.mountPoint());
+        byDev.computeIfAbsent(e.dev(), d -> new ArrayList<>()).add(e);
       }
     }
-    byDev.values().forEach(list -> list.sort((a, b) -> Integer.compare(a.length(), b.length())));
+    byDev.values().forEach(list -> list.sort(Comparator.comparingInt(e -> e.mountPoint().length())));
     return byDev;
   }
 

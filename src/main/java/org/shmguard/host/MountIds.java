@@ -20,7 +20,7 @@ import org.shmguard.model.Dev;
  *
  * <pre>{@code
  * MountIds ids = new MountIds();
- * if (!ids.hasRead(ns)) ids.learn(ns, mountinfoText);
+ * if (!ids.hasRead(ns)) ids.learn(ns, bytes, length);   // a mountinfo text
  * Dev dev = ids.device(24);   // null when no mountinfo read lists mount 24
  * }</pre>
  */
@@ -40,10 +40,70 @@ final class MountIds {
 
   /** Records every mount in the mountinfo text of namespace {@code ns}. */
   void learn(String ns, String mountinfo) {
+    byte[] b = mountinfo.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    learn(ns, b, b.length);
+  }
+
+  /**
+   * Records every mount in the first {@code length} bytes of a mountinfo text: only each line's
+   * first and third fields ("36 35 98:0 ..."), read in place, since a host with thousands of
+   * mounts has this read on every pass. A line that does not parse is skipped.
+   */
+  void learn(String ns, byte[] text, int length) {
     namespaces.add(ns);
-    for (MountEntry e : MountEntry.parseAll(mountinfo)) {
-      devByMount.put(e.mountId(), e.dev());
+    int line = 0;
+    while (line < length) {
+      int end = line;
+      while (end < length && text[end] != '\n') {
+        end++;
+      }
+      long id = number(text, line, end, ' ');
+      int parent = id < 0 ? -1 : skipField(text, line, end);
+      int devAt = parent < 0 ? -1 : skipField(text, parent, end);
+      if (devAt >= 0) {
+        long major = number(text, devAt, end, ':');
+        int minorAt = major < 0 ? -1 : indexOf(text, devAt, end, ':') + 1;
+        long minor = minorAt <= 0 ? -1 : number(text, minorAt, end, ' ');
+        if (minor >= 0 && id <= Integer.MAX_VALUE && major <= Integer.MAX_VALUE && minor <= Integer.MAX_VALUE) {
+          devByMount.put((int) id, Dev.of((int) major, (int) minor));
+        }
+      }
+      line = end + 1;
     }
+  }
+
+  /** The decimal number at {@code at}, ended by {@code stop}; -1 if there is none. */
+  private static long number(byte[] b, int at, int end, char stop) {
+    long v = 0;
+    int i = at;
+    for (; i < end && b[i] >= '0' && b[i] <= '9' && i - at < 12; i++) {
+      v = v * 10 + (b[i] - '0');
+    }
+    return i == at || i >= end || b[i] != stop ? -1 : v;
+  }
+
+  /** The start of the field after the one at {@code at}, or -1. */
+  private static int skipField(byte[] b, int at, int end) {
+    int space = indexOf(b, at, end, ' ');
+    return space < 0 || space + 1 >= end ? -1 : space + 1;
+  }
+
+  private static int indexOf(byte[] b, int at, int end, char c) {
+    for (int i = at; i < end; i++) {
+      if (b[i] == c) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Records a mount that no mountinfo lists but whose device is known, such as the kernel's
+   * internal tmpfs of every memfd: without it, each memfd would hold every watched file with its
+   * inode number.
+   */
+  void internal(int mntId, Dev dev) {
+    devByMount.put(mntId, dev);
   }
 
   /** Marks {@code ns} as tried, when its mountinfo could not be read. */

@@ -37,7 +37,12 @@ public final class Observer {
   private MountDiscovery.Result lastFound;
 
   public Observer(HostPaths paths, boolean auto, List<String> configured, Clock clock) {
-    this.discovery = new MountDiscovery(paths);
+    this(paths, auto, configured, false, clock);
+  }
+
+  /** @param actInUserNamespaces see {@link MountDiscovery#MountDiscovery(HostPaths, boolean)} */
+  public Observer(HostPaths paths, boolean auto, List<String> configured, boolean actInUserNamespaces, Clock clock) {
+    this.discovery = new MountDiscovery(paths, actInUserNamespaces);
     this.lister = new SegmentLister();
     this.holders = new HolderScanner(paths);
     this.details = new ProcessDetails(paths);

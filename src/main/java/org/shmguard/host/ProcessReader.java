@@ -37,19 +37,23 @@ final class ProcessReader {
   private final HostPaths paths;
   private final long[] wanted;
   private final HolderIndex.Builder index;
-  private final MountIds mounts = new MountIds();
-  /** Thread ids are only meaningful to kcmp when the /proc read is the one of our PID namespace. */
+  private final MountIds mounts;
+  /**
+   * kcmp takes thread ids of shmguard's own PID namespace: they name the tasks listed only when
+   * the /proc read is that namespace's (its "self" is our pid). Otherwise every table is read.
+   */
   private final boolean kcmpUsable;
   private boolean kcmpMissing;
   private final int[][] fds = {new int[64]};
   private final int[] tables = new int[16];
 
-  ProcessReader(ProcCalls proc, HostPaths paths, long[] wanted, HolderIndex.Builder index) {
+  ProcessReader(ProcCalls proc, HostPaths paths, long[] wanted, HolderIndex.Builder index, MountIds mounts) {
     this.proc = proc;
+    this.mounts = mounts;
     this.paths = paths;
     this.wanted = wanted;
     this.index = index;
-    this.kcmpUsable = paths.isSystemRoot();
+    this.kcmpUsable = Long.toString(ProcessHandle.current().pid()).equals(proc.readLink("self"));
   }
 
   /**
@@ -58,8 +62,7 @@ final class ProcessReader {
    * @throws AccessDeniedException when something that could hold a watched file cannot be read
    */
   Outcome read(int pid) throws AccessDeniedException {
-    // One statx on procfs: the task directory has a link per thread. Unknown (fixture) counts as one.
-    int threads = Math.max(1, proc.threadCount(pid));
+    int threads = threads(pid);
     String leader = Integer.toString(pid);
     int mapsLength = readMaps(leader, pid);
     if (mapsLength < 0) {
@@ -99,6 +102,19 @@ final class ProcessReader {
       }
     }
     return Outcome.LIVE;
+  }
+
+  /**
+   * How many threads {@code pid} has: one statx on procfs, whose task directory has a link per
+   * thread. When the kernel cannot say, as many as there may be: every task is then listed. A
+   * fixture tree without a task directory has one.
+   */
+  private int threads(int pid) {
+    int threads = proc.threadCount(pid);
+    if (threads == -ProcCalls.ENOENT) {
+      return 1; // gone (the maps read will tell) or a fixture
+    }
+    return threads < 0 ? Integer.MAX_VALUE : Math.max(1, threads);
   }
 
   /** The thread ids of {@code pid}, or null if it has gone. */
@@ -181,7 +197,6 @@ final class ProcessReader {
             continue; // closed while we looked
           }
         }
-        String path = link >= 0 ? proc.linkText() : "?";
         if (infoDir < 0) {
           infoDir = proc.openDir(task + "/fdinfo");
           if (infoDir < 0) {
@@ -200,16 +215,18 @@ final class ProcessReader {
               "fdinfo has no mnt_id (a kernel older than 3.15)");
         }
         Dev dev = mounts.device((int) mntId);
+        String path = null; // made only for an fd that holds, or before the link buffer is reused
         if (dev == null && !mountsRead) {
           mountsRead = true;
+          path = linkText(link);
           learnMountsOf(task);
           learnMountsOf(paths.isSystemRoot() ? "self" : "1"); // an fd kept from before an unshare
           dev = mounts.device((int) mntId);
         }
         if (dev == null) {
-          unresolved(pid, task, fd, ino, path);
+          unresolved(pid, task, fd, ino, path != null ? path : linkText(link));
         } else if (HolderScanner.contains(wanted, dev)) {
-          watched(pid, dir, fd, dev, ino, path);
+          watched(pid, dir, fd, dev, ino, path != null ? path : linkText(link));
         }
       }
       return true;
@@ -219,6 +236,11 @@ final class ProcessReader {
         proc.closeFd(infoDir);
       }
     }
+  }
+
+  /** The text of the fd link just read, or "?" where it could not be read. */
+  private String linkText(int link) {
+    return link >= 0 ? proc.linkText() : "?";
   }
 
   /**
@@ -244,14 +266,14 @@ final class ProcessReader {
   }
 
   /**
-   * An fd on a mount no mountinfo read lists (a detached mount, a mount made after it was read, an
-   * internal one such as a memfd's): it may be any watched file with its inode number, so it holds
+   * An fd on a mount no mountinfo read lists (a detached mount, a mount made after it was read, a
+   * hugetlb memfd's): it may be any watched file with its inode number, so it holds
    * every such file. It never makes the pass incomplete.
    */
   private void unresolved(int pid, String task, int fd, long ino, String path) throws AccessDeniedException {
     if (ino < 0) {
       throw new AccessDeniedException(paths.proc(task, "fdinfo", Integer.toString(fd)).toString(), null,
-          "fdinfo has no ino (a kernel older than 5.14)");
+          "fdinfo has no ino (a kernel too old to show it)");
     }
     index.addUnresolved(ino, new HolderRef(pid, Access.FD_UNRESOLVED, path, path.endsWith(" (deleted)"), 0));
   }
@@ -265,7 +287,7 @@ final class ProcessReader {
     }
     int length = proc.readFile(task + "/mountinfo");
     if (length > 0) {
-      mounts.learn(key, new String(proc.bytes(), 0, length, java.nio.charset.StandardCharsets.UTF_8));
+      mounts.learn(key, proc.bytes(), length);
     } else {
       mounts.tried(key); // unreadable: its fds' mounts stay unknown, so they hold by inode number
     }

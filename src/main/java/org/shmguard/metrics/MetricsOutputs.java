@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The daemon's metrics as configured: the HTTP endpoint ({@code metrics.listen}) and the
- * node_exporter textfile ({@code metrics.textfile}), rewritten after every pass.
+ * node_exporter textfile ({@code metrics.textfile}), rewritten after every pass on a thread of
+ * its own.
  */
 public final class MetricsOutputs implements MetricsSink, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(MetricsOutputs.class);
@@ -51,11 +52,7 @@ public final class MetricsOutputs implements MetricsSink, AutoCloseable {
     metrics.passCompleted(pass, took);
     liveness.passCompleted();
     if (textfile != null) {
-      try {
-        textfile.write(metrics.scrape());
-      } catch (IOException e) {
-        LOG.warn("cannot write the metrics textfile {}: {}", textfile.path(), e.toString());
-      }
+      textfile.write(metrics.scrape()); // written on the textfile's own thread, never this one
     }
   }
 
@@ -83,6 +80,9 @@ public final class MetricsOutputs implements MetricsSink, AutoCloseable {
   public void close() {
     if (endpoint != null) {
       endpoint.close();
+    }
+    if (textfile != null) {
+      textfile.close();
     }
   }
 }

@@ -36,6 +36,7 @@ public final class ShmMetrics implements MetricsSink {
   private final Gauge lastPassComplete;
   private final Gauge reapBlocked;
   private final Gauge processes;
+  private final java.util.concurrent.atomic.AtomicLong changes = new java.util.concurrent.atomic.AtomicLong();
 
   private ShmMetrics(String version) {
     registry.register(passGauges);
@@ -98,25 +99,34 @@ public final class ShmMetrics implements MetricsSink {
         reapedBytes.labelValues(l.values()).inc(o.candidate().segment().allocatedBytes());
       }
     }
+    changes.incrementAndGet();
   }
 
   @Override
   public void alertRaised(String kind, String mount, String container) {
     alerts.labelValues(MountLabels.of(mount, container).with(kind)).inc();
+    changes.incrementAndGet();
   }
 
   @Override
   public void adviceAnswered(String answer, ShmMount mount) {
     advice.labelValues(MountLabels.of(mount).with(answer)).inc();
+    changes.incrementAndGet();
   }
 
   @Override
   public void remounted(String mount, String container, String result) {
     remounts.labelValues(MountLabels.of(mount, container).with(result)).inc();
+    changes.incrementAndGet();
   }
 
   public PrometheusRegistry registry() {
     return registry;
+  }
+
+  /** How many times the metrics changed; counted after each change, so a render that read a count shows at least that. */
+  long changes() {
+    return changes.get();
   }
 
   public MetricSnapshots scrape() {

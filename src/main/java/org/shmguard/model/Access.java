@@ -7,8 +7,8 @@ public enum Access {
   /** A memory mapping. */
   MAP,
   /**
-   * An open fd on a mount that no mountinfo read in the pass lists (a detached mount, an internal
-   * one such as a memfd's): its device is unknown, so it may be any watched file with its inode number.
+   * An open fd on a mount that no mountinfo read in the pass lists (a detached mount, a hugetlb
+   * memfd's): its device is unknown, so it may be any watched file with its inode number.
    */
   FD_UNRESOLVED;
 

@@ -7,7 +7,12 @@ import java.util.Objects;
  * One watched tmpfs, identified by its device. {@code path} is where shmguard reaches it from its
  * own namespace (a host path or /proc/PID/root/dev/shm); {@code mountPoint} is where its users see it.
  *
- * @param pids processes of the namespace the mount was found through, for reaching it and for nsenter
+ * @param pids processes of the namespace the mount was found through
+ * @param mountId the mount {@code path} was verified to be the root of (mountinfo's first field);
+ *     0 when it was never verified, and then nothing is done to it
+ * @param mountinfo the mountinfo file that lists {@code mountId}, to read its options from
+ * @param reportOnly why shmguard only reports this mount and never reaps in it or remounts it;
+ *     null when it may act on it
  */
 public record ShmMount(
     Dev dev,
@@ -18,7 +23,10 @@ public record ShmMount(
     String namespace,
     List<Integer> pids,
     String container,
-    Usage usage) {
+    Usage usage,
+    long mountId,
+    String mountinfo,
+    String reportOnly) {
 
   public ShmMount {
     Objects.requireNonNull(dev, "dev");
@@ -27,10 +35,30 @@ public record ShmMount(
     Objects.requireNonNull(origin, "origin");
     options = options == null ? "" : options;
     pids = List.copyOf(pids == null ? List.of() : pids);
+    if (mountId < 0) {
+      throw new IllegalArgumentException("mountId must not be negative: " + mountId);
+    }
+  }
+
+  /** A mount that was not verified: shown, never acted on (fixtures, and mounts built by hand). */
+  public ShmMount(Dev dev, String path, String mountPoint, MountOrigin origin, String options, String namespace,
+      List<Integer> pids, String container, Usage usage) {
+    this(dev, path, mountPoint, origin, options, namespace, pids, container, usage, 0, null, null);
   }
 
   public ShmMount withUsage(Usage newUsage) {
-    return new ShmMount(dev, path, mountPoint, origin, options, namespace, pids, container, newUsage);
+    return new ShmMount(dev, path, mountPoint, origin, options, namespace, pids, container, newUsage, mountId, mountinfo,
+        reportOnly);
+  }
+
+  public ShmMount withPids(List<Integer> newPids) {
+    return new ShmMount(dev, path, mountPoint, origin, options, namespace, newPids, container, usage, mountId, mountinfo,
+        reportOnly);
+  }
+
+  /** Whether shmguard may reap in it and remount it; see {@link #reportOnly()}. */
+  public boolean mayAct() {
+    return reportOnly == null;
   }
 
   /** How a person names this mount: the path they would type, with the container where it has one. */

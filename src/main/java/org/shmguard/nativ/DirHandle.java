@@ -29,6 +29,11 @@ public final class DirHandle implements AutoCloseable {
     return linux.fstat(fd);
   }
 
+  /** The mount, device and inode of the directory itself, and whether it is that mount's root. */
+  public MountIdentity identity() throws IOException {
+    return MountCalls.get().identity(fd, path);
+  }
+
   /** Every entry name except . and .., as raw bytes (names need not be UTF-8). */
   public List<byte[]> names() throws IOException {
     return linux.readNames(fd);

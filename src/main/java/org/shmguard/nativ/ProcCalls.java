@@ -47,6 +47,9 @@ public final class ProcCalls implements AutoCloseable {
   /** kcmp(2): x86_64 has its own number, arm64 the generic table's. */
   private static final long SYS_KCMP = Platform.isARM() ? 272 : 312;
   private static final int KCMP_FILES = 2;
+  private static final long SYS_MEMFD_CREATE = Platform.isARM() ? 279 : 319;
+  private static final int MFD_CLOEXEC = 1;
+  private static final int AT_EMPTY_PATH = 0x1000;
   public static final int ENOSYS = 38;
 
   static {
@@ -246,6 +249,40 @@ public final class ProcCalls implements AutoCloseable {
       return Math.max(0, statxView.getInt(16) - 2);
     } catch (LastErrorException e) {
       return -e.getErrorCode();
+    }
+  }
+
+  /**
+   * The mount that holds every memfd (the kernel's internal tmpfs, listed in no mountinfo), told
+   * from a memfd of our own: its fdinfo's mnt_id and its device.
+   *
+   * @return {mnt_id, dev major, dev minor}, or null if it cannot be told here
+   */
+  public int[] memfdMount() {
+    int fd;
+    try (Memory label = new Memory(16)) {
+      label.setString(0, "shmguard-probe", "US-ASCII");
+      fd = (int) syscall(SYS_MEMFD_CREATE, Pointer.nativeValue(label), MFD_CLOEXEC, 0, 0, 0);
+    } catch (LastErrorException e) {
+      return null;
+    }
+    try {
+      statx(fd, new byte[1], AT_EMPTY_PATH, STATX_INO_SIZE, statx);
+      int length = readFile(cString("self/fdinfo/" + fd), true);
+      if (length <= 0) {
+        return null;
+      }
+      String text = new String(bytes, 0, length, java.nio.charset.StandardCharsets.US_ASCII);
+      for (String line : text.split("\n")) {
+        if (line.startsWith("mnt_id:")) {
+          return new int[] {Integer.parseInt(line.substring(7).trim()), devMajor(), devMinor()};
+        }
+      }
+      return null;
+    } catch (LastErrorException | NumberFormatException e) {
+      return null;
+    } finally {
+      closeQuietly(fd);
     }
   }
 

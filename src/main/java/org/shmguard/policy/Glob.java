@@ -59,6 +59,15 @@ public final class Glob {
     return regex.matcher(name).matches();
   }
 
+  /** The characters every matching name begins with: the text before the first *, ? or [. */
+  public String literalPrefix() {
+    int i = 0;
+    while (i < text.length() && "*?[".indexOf(text.charAt(i)) < 0) {
+      i++;
+    }
+    return text.substring(0, i);
+  }
+
   public String text() {
     return text;
   }

@@ -41,7 +41,7 @@ public final class Judge {
     List<Assessment> candidates = new ArrayList<>();
     if (blockers.isEmpty()) {
       for (Assessment a : assessments) {
-        if (a.verdict().reapable()) {
+        if (a.verdict().reapable() && (a.mount() == null || a.mount().mayAct())) {
           candidates.add(a);
         }
       }
@@ -91,6 +91,9 @@ public final class Judge {
     }
     if (verdict.reapable() && !snap.complete()) {
       reason = reason + "; not confirmed: the /proc pass was incomplete";
+    }
+    if (verdict.reapable() && mount != null && !mount.mayAct()) {
+      reason = reason + "; not reaped: shmguard only reports this mount (" + mount.reportOnly() + ")";
     }
     return new Assessment(s, mount, verdict, reason, kind, holders, age, last);
   }

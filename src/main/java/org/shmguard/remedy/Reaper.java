@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.shmguard.host.HolderPass;
+import org.shmguard.host.MountReach;
 import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
 import org.shmguard.model.HolderRef;
@@ -21,8 +22,8 @@ import org.shmguard.policy.Assessment;
 import org.shmguard.policy.ReapPlan;
 
 /**
- * The act stage for segments: runs a confirming /proc pass, then for each candidate re-checks,
- * through a handle on the mount's root, that the file is still the one judged (device, inode,
+ * The act stage for segments: runs a confirming /proc pass, then, through a handle checked to be
+ * the root of the very mount that was judged (mount id and device), re-checks for each candidate that the file is still the one judged (device, inode,
  * ctime, one link, a regular file) and unlinks it by name relative to that handle.
  *
  * <pre>{@code
@@ -67,11 +68,17 @@ public final class Reaper {
 
   private void reapInMount(List<Assessment> group, HolderPass confirm, boolean dryRun, List<ReapOutcome> out) {
     ShmMount mount = group.get(0).mount();
+    if (!mount.mayAct()) {
+      String why = "shmguard only reports " + mount.displayName() + ": " + mount.reportOnly();
+      group.forEach(a -> out.add(new ReapOutcome(a, ReapOutcome.Result.SKIPPED, why)));
+      return;
+    }
     // The path may walk through a namespace's root whose filesystem stopped answering: bounded.
     try (DirHandle dir = PathWalks.shared().run(mount.path(), () -> linux.openDirectory(mount.path()))) {
-      StatxResult self = dir.self();
-      if (self.devMajor() != mount.dev().major() || self.devMinor() != mount.dev().minor()) {
-        String why = mount.path() + " no longer reaches device " + mount.dev();
+      // Every unlink below is relative to this handle: once it is the judged mount's root, a path
+      // that changes afterwards cannot redirect one.
+      String why = MountReach.mismatch(dir.identity(), mount);
+      if (why != null) {
         group.forEach(a -> out.add(new ReapOutcome(a, ReapOutcome.Result.SKIPPED, why)));
         return;
       }

@@ -6,30 +6,28 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Arrays;
-import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.shmguard.host.HostPaths;
-import org.shmguard.host.PathWalks;
+import org.shmguard.host.MountReach;
 import org.shmguard.host.MountEntry;
 import org.shmguard.model.Dev;
 import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.FsUsage;
-import org.shmguard.nativ.Linux;
-import org.shmguard.nativ.MountCalls;
+import org.shmguard.nativ.MountHandle;
 import org.shmguard.policy.RemountPolicy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Grows a shm tmpfs by remount, as {@link RemountPolicy} allows, keeping every other option: a
- * mount this process's namespace holds through mount(2) with MS_REMOUNT, a tmpfs that only a
- * container's mount namespace holds through {@code nsenter -t PID -m mount -o remount,...}
- * (a multi-threaded JVM cannot setns into a mount namespace). Logs before and after.
+ * Grows a shm tmpfs, as {@link RemountPolicy} allows, changing its size and nothing else. It
+ * opens the mount's root through the path it was found by (a host path, or
+ * /proc/PID/root/dev/shm for a tmpfs only a container has), checks on that handle that it is
+ * the very mount that was judged (mount id and device), and sets size= on that handle's
+ * superblock with the new mount API (fspick, fsconfig): no mount flag is passed, so none can
+ * change and nothing can become read-only, and no options are read from anywhere to be passed
+ * back. Logs before and after, and checks after that only the size changed.
  *
  * <pre>{@code
  * Remounter r = Remounter.create(config.remount(), HostPaths.system(), Clock.systemUTC());
@@ -39,7 +37,6 @@ import org.slf4j.LoggerFactory;
 public final class Remounter {
   private static final Logger LOG = LoggerFactory.getLogger(Remounter.class);
   private final RemountPolicy policy;
-  private final HostPaths paths;
   private final long ramBytes;
   private final Clock clock;
   private final Map<Dev, Instant> lastRemount = new ConcurrentHashMap<>();
@@ -47,7 +44,6 @@ public final class Remounter {
 
   public Remounter(RemountPolicy policy, HostPaths paths, long ramBytes, Clock clock) {
     this.policy = policy;
-    this.paths = paths;
     this.ramBytes = ramBytes;
     this.clock = clock;
   }
@@ -76,124 +72,87 @@ public final class Remounter {
 
   private RemountOutcome attempt(ShmMount mount, Long requestedBytes, String trigger) {
     String name = mount.displayName();
-    boolean inContainer = reachedThroughProc(mount);
-    MountEntry before = entry(mount, inContainer);
-    if (before == null) {
-      return new RemountOutcome(RemountOutcome.Result.FAILED, name, 0, 0, "it is no longer mounted where it was found", "", "");
+    if (!mount.mayAct()) {
+      String why = "shmguard only reports this mount: " + mount.reportOnly();
+      LOG.info("not remounting {} ({}): {}", name, trigger, why);
+      return new RemountOutcome(RemountOutcome.Result.REFUSED, name, 0, 0, why, "", "");
     }
-    FsUsage usage;
-    try {
-      usage = PathWalks.shared().run(mount.path(), () -> Linux.get().statvfs(mount.path()));
-    } catch (IOException e) {
-      return new RemountOutcome(RemountOutcome.Result.FAILED, name, 0, 0, "cannot measure it: " + e.getMessage(), "", "");
-    }
-    Instant now = clock.instant();
-    RemountPolicy.Decision d = policy.decide(usage.sizeBytes(), usage.usedBytes(), requestedBytes, ramBytes,
-        lastRemount.get(mount.dev()), now);
-    String opts = options(before);
-    if (!d.grow()) {
-      LOG.info("not remounting {} ({}): {}", name, trigger, d.reason());
-      return new RemountOutcome(RemountOutcome.Result.REFUSED, name, d.fromBytes(), d.fromBytes(), d.reason(), opts, opts);
-    }
-    lastRemount.put(mount.dev(), now);
-    LOG.warn("remounting {} ({}): {}, {} bytes used; options before: {}", name, trigger, d.reason(), usage.usedBytes(), opts);
-    Set<String> kept = keptFlags(before);
-    String data = "size=" + d.toBytes();
-    try {
-      if (inContainer) {
-        nsenter(mount, kept, data);
-      } else {
-        MountCalls.get().remount(mount.path(), kept, data);
+    try (MountHandle h = MountReach.open(mount)) {
+      MountEntry before = entry(mount);
+      if (before == null) {
+        return new RemountOutcome(RemountOutcome.Result.FAILED, name, 0, 0, "it is no longer mounted where it was found", "", "");
       }
-    } catch (IOException e) {
-      LOG.error("remount of {} failed: {}", name, e.getMessage());
-      return new RemountOutcome(RemountOutcome.Result.FAILED, name, d.fromBytes(), d.fromBytes(), e.getMessage(), opts, opts);
-    }
-    MountEntry after = entry(mount, inContainer);
-    String optsAfter = after == null ? "(gone)" : options(after);
-    long sizeAfter = sizeNow(mount, d.toBytes());
-    LOG.warn("remounted {}: size {} -> {} bytes; options after: {}", name, d.fromBytes(), sizeAfter, optsAfter);
-    if (after != null && !keptFlags(after).equals(kept)) {
-      LOG.error("remount of {} changed its mount flags from {} to {}", name, kept, keptFlags(after));
-    }
-    return new RemountOutcome(RemountOutcome.Result.GROWN, name, d.fromBytes(), sizeAfter, d.reason(), opts, optsAfter);
-  }
-
-  /** A tmpfs known only as /proc/PID/root/...: only its own namespace can remount it. */
-  private boolean reachedThroughProc(ShmMount mount) {
-    return Path.of(mount.path()).startsWith(paths.proc());
-  }
-
-  private void nsenter(ShmMount mount, Set<String> kept, String data) throws IOException {
-    IOException last = new IOException("no process of its namespace is left to enter");
-    for (int pid : mount.pids()) {
-      String options = String.join(",", concat(List.of("remount"), kept, List.of(data)));
-      List<String> cmd = List.of("nsenter", "-t", Integer.toString(pid), "-m", "mount", "-o", options, mount.mountPoint());
-      try {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
-        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
-        if (!p.waitFor(30, TimeUnit.SECONDS)) {
-          p.destroyForcibly();
-          throw new IOException(String.join(" ", cmd) + " did not finish in 30 s");
-        }
-        if (p.exitValue() == 0) {
-          return;
-        }
-        last = new IOException(String.join(" ", cmd) + " exited with " + p.exitValue() + ": " + out);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException("interrupted", e);
+      FsUsage usage = h.usage();
+      Instant now = clock.instant();
+      RemountPolicy.Decision d = policy.decide(usage.sizeBytes(), usage.usedBytes(), requestedBytes, ramBytes,
+          lastRemount.get(mount.dev()), now);
+      String opts = options(before);
+      if (!d.grow()) {
+        LOG.info("not remounting {} ({}): {}", name, trigger, d.reason());
+        return new RemountOutcome(RemountOutcome.Result.REFUSED, name, d.fromBytes(), d.fromBytes(), d.reason(), opts, opts);
       }
-    }
-    throw last;
-  }
-
-  @SafeVarargs
-  private static List<String> concat(java.util.Collection<String>... parts) {
-    return Arrays.stream(parts).flatMap(java.util.Collection::stream).toList();
-  }
-
-  /** The mount's line in the mountinfo of the namespace that holds it. */
-  private MountEntry entry(ShmMount mount, boolean inContainer) {
-    List<Path> sources = inContainer
-        ? mount.pids().stream().map(pid -> paths.proc(Integer.toString(pid), "mountinfo")).toList()
-        : List.of(paths.proc("self", "mountinfo"));
-    // mountinfo names mount points as the reading namespace sees them: ours is the path we reach it by.
-    String point = inContainer ? mount.mountPoint() : mount.path();
-    for (Path src : sources) {
+      lastRemount.put(mount.dev(), now);
+      LOG.warn("remounting {} ({}): {}, {} bytes used; options before: {}", name, trigger, d.reason(), usage.usedBytes(), opts);
       try {
-        MountEntry last = null;
-        for (MountEntry e : MountEntry.parseAll(Files.readString(src))) {
-          if (e.mountPoint().equals(point) && e.dev().equals(mount.dev())) {
-            last = e;
-          }
-        }
-        if (last != null) {
-          return last;
-        }
+        h.reconfigureSize(d.toBytes());
       } catch (IOException e) {
-        // that process exited: try the next of its namespace
+        LOG.error("remount of {} failed: {}", name, e.getMessage());
+        return new RemountOutcome(RemountOutcome.Result.FAILED, name, d.fromBytes(), d.fromBytes(), e.getMessage(), opts, opts);
       }
+      MountEntry after = entry(mount);
+      String optsAfter = after == null ? "(gone)" : options(after);
+      long sizeAfter = h.usage().sizeBytes();
+      LOG.warn("remounted {}: size {} -> {} bytes; options after: {}", name, d.fromBytes(), sizeAfter, optsAfter);
+      if (sizeAfter != d.toBytes()) {
+        LOG.error("after the remount of {}, its size is {} bytes, not the {} asked for", name, sizeAfter, d.toBytes());
+      }
+      String changed = changedBesidesSize(before, after);
+      if (changed != null || !MountReach.leadsTo(mount.path(), mount.mountId(), mount.dev())) {
+        LOG.error("after the remount of {}, {}", name, changed != null ? changed
+            : mount.path() + " no longer leads to mount " + mount.mountId());
+      }
+      return new RemountOutcome(RemountOutcome.Result.GROWN, name, d.fromBytes(), sizeAfter, d.reason(), opts, optsAfter);
+    } catch (IOException e) {
+      LOG.error("cannot remount {}: {}", name, e.getMessage());
+      return new RemountOutcome(RemountOutcome.Result.FAILED, name, 0, 0, e.getMessage(), "", "");
+    }
+  }
+
+  /**
+   * The mount's line in the mountinfo it was found in, by mount id: the judged mount itself,
+   * whatever else is mounted at its mount point now.
+   */
+  private static MountEntry entry(ShmMount mount) {
+    if (mount.mountinfo() == null) {
+      return null;
+    }
+    try {
+      for (MountEntry e : MountEntry.parseAll(Files.readString(Path.of(mount.mountinfo())))) {
+        if (e.mountId() == mount.mountId() && e.dev().equals(mount.dev()) && e.root().equals("/")) {
+          return e;
+        }
+      }
+    } catch (IOException e) {
+      // the process it was read through exited: the mount is no longer known
     }
     return null;
   }
 
-  private long sizeNow(ShmMount mount, long fallback) {
-    try {
-      return PathWalks.shared().run(mount.path(), () -> Linux.get().statvfs(mount.path())).sizeBytes();
-    } catch (IOException e) {
-      return fallback;
+  /** What changed between two lines of the same mount besides its size, or null when nothing did. */
+  static String changedBesidesSize(MountEntry before, MountEntry after) {
+    if (after == null) {
+      return "it is gone from its mountinfo";
     }
+    if (!before.mountOptions().equals(after.mountOptions())) {
+      return "its mount options changed from " + before.mountOptions() + " to " + after.mountOptions();
+    }
+    String b = withoutSize(before.superOptions());
+    String a = withoutSize(after.superOptions());
+    return b.equals(a) ? null : "its filesystem options changed from " + b + " to " + a + " (size aside)";
   }
 
-  private static Set<String> keptFlags(MountEntry e) {
-    Set<String> words = new LinkedHashSet<>();
-    for (String w : (e.mountOptions() + "," + e.superOptions()).split(",")) {
-      if (MountCalls.KEPT_FLAGS.contains(w)) {
-        words.add(w);
-      }
-    }
-    return words;
+  private static String withoutSize(String superOptions) {
+    return String.join(",", Arrays.stream(superOptions.split(",")).filter(w -> !w.startsWith("size=")).toList());
   }
 
   private static String options(MountEntry e) {

@@ -59,7 +59,7 @@ class AdviceSocketTest {
     };
     AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
         AdviceResponder.UsageProbe.statvfs(), actions);
-    server = AdviceServer.bind(socket, responder, new AdviceServer.Limits(1024, Duration.ofSeconds(2), 4)).start();
+    server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(2), 4)).start();
   }
 
   @AfterEach

@@ -52,6 +52,7 @@ class ExitedMainThreadDaemonTest {
     Path seg = shm.createSegment("nccl-NoMain", 9_637_892);
     long exitedAt;
     try (ThreadHolder holder = ThreadHolder.start(mode, seg)) {
+      passAgain(); // an open makes no inotify event: a sweep finds the holder
       Eventually.until("the daemon watches the holder's exit", PATIENCE, () -> daemon.status().watchedHolders() == 1);
 
       holder.exitMainThread();

@@ -74,4 +74,22 @@ class ParsersTest {
     assertThat(FdInfo.field(old, old.length, FdInfo.MNT_ID)).isEqualTo(-1);
     assertThat(FdInfo.field(text, 10, FdInfo.MNT_ID)).as("only the bytes read count").isEqualTo(-1);
   }
+
+  @Test
+  void mountIdsTakeEachMountsIdAndDeviceAndSkipOddLines() {
+    MountIds ids = new MountIds();
+    ids.learn("mnt:[1]", String.join("\n",
+        "24 29 0:22 / /dev/shm rw,nosuid,nodev shared:4 - tmpfs tmpfs rw,size=65536k,inode64",
+        "612 600 259:1048575 / /data rw,relatime - ext4 /dev/nvme0n1p1 rw",
+        "garbage line",
+        "700 24 0:55",
+        "701 24 x:55 / /bad rw - tmpfs tmpfs rw",
+        ""));
+
+    assertThat(ids.device(24)).isEqualTo(Dev.of(0, 22));
+    assertThat(ids.device(612)).isEqualTo(Dev.of(259, 1048575));
+    assertThat(ids.device(700)).isNull();
+    assertThat(ids.device(701)).isNull();
+    assertThat(ids.hasRead("mnt:[1]")).isTrue();
+  }
 }

@@ -5,7 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.shmguard.host.HolderPass;
+import org.shmguard.host.HolderScanner;
+import org.shmguard.host.HostPaths;
 import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Sandbox;
@@ -16,7 +20,8 @@ import org.shmguard.testing.TmpfsMount;
 /**
  * A holder whose fd is on a mount no mountinfo lists (a bind of the watched tmpfs, detached with
  * umount -l after the open): its device cannot be told from /proc without a stat, so it holds
- * every watched file with its inode number, and the pass stays complete.
+ * every watched file with its inode number, and the pass stays complete. A memfd, whose mount is
+ * the kernel's own, is placed and holds nothing watched.
  */
 class DetachedMountHolderTest {
 
@@ -51,6 +56,19 @@ class DetachedMountHolderTest {
 
       assertThat(clean.json().get("actions").get(0).get("result").asText()).isEqualTo("reaped");
       assertThat(seg).doesNotExist();
+    }
+  }
+
+  @Test
+  void memfdIsPlacedOnTheKernelsOwnMountAndHoldsNoWatchedFile() throws Exception {
+    try (TmpfsMount shm = TmpfsMount.create("size=16m,mode=1777");
+        ThreadHolder holder = ThreadHolder.start("memfd", Path.of("nccl-Memfd1"))) {
+      HolderPass pass = new HolderScanner(HostPaths.system()).scan(List.of(shm.dev()));
+
+      assertThat(pass.complete()).isTrue();
+      assertThat(pass.index().unresolvedCount()).isZero();
+      assertThat(pass.index().pids()).doesNotContain(holder.pid());
+      assertThat(pass.livePids().get(holder.pid())).isTrue();
     }
   }
 }

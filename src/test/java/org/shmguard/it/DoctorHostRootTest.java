@@ -11,6 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.shmguard.host.MountEntry;
 import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Sandbox;
@@ -38,7 +39,7 @@ class DoctorHostRootTest {
     String hostShm = tmpfs("dev/shm", "size=1g");
     // With --host-root, the host's view of the mounts is its init's (pid 1), as on a real host.
     write("proc/1/mountinfo", "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
-        + "30 22 " + hostShm + " / /dev/shm rw,nosuid,nodev - tmpfs tmpfs rw,size=1048576k,inode64\n");
+        + mountId("dev/shm") + " 22 " + hostShm + " / /dev/shm rw,nosuid,nodev - tmpfs tmpfs rw,size=1048576k,inode64\n");
     try {
       Files.createDirectories(root.resolve("proc/1/ns"));
       Files.createSymbolicLink(root.resolve("proc/1/ns/mnt"), Path.of("mnt:[4026531840]"));
@@ -91,7 +92,8 @@ class DoctorHostRootTest {
     String p = "proc/" + pid + "/";
     String dev = tmpfs(p + "root/dev/shm", shmOptions);
     write(p + "mountinfo", "700 699 0:300 / / rw,relatime - overlay overlay rw\n"
-        + "710 700 " + dev + " / /dev/shm rw,nosuid,nodev,noexec,relatime - tmpfs shm rw," + shmOptions + "\n");
+        + mountId(p + "root/dev/shm") + " 700 " + dev + " / /dev/shm rw,nosuid,nodev,noexec,relatime - tmpfs shm rw,"
+        + shmOptions + "\n");
     write(p + "cgroup", "0::/system.slice/docker-" + id12 + "0".repeat(52) + ".scope\n");
     write(p + "root/dev/nvidiactl", "");
     for (int g : gpus) {
@@ -116,6 +118,26 @@ class DoctorHostRootTest {
     Cmd.run("mount", "-t", "tmpfs", "-o", options, "fixture-shm", dir.toString());
     mounts.add(dir);
     return Cmd.run("mountpoint", "-d", dir.toString()).strip();
+  }
+
+  /**
+   * The real mount id of the tmpfs at {@code rel}: shmguard reaches a mount only through a path
+   * that leads to the mount id its mountinfo names, so the fixture's mountinfo names the real one.
+   */
+  private int mountId(String rel) {
+    try {
+      String at = root.resolve(rel).toString();
+      int id = -1;
+      for (MountEntry e : MountEntry.parseAll(Files.readString(Path.of("/proc/self/mountinfo")))) {
+        if (e.mountPoint().equals(at)) {
+          id = e.mountId();
+        }
+      }
+      assertThat(id).as("a mount at %s", at).isPositive();
+      return id;
+    } catch (IOException e) {
+      throw new AssertionError(e);
+    }
   }
 
   private void write(String rel, String text) {

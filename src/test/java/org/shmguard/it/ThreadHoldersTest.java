@@ -3,9 +3,11 @@ package org.shmguard.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.shmguard.testing.CliRun;
@@ -53,6 +55,20 @@ class ThreadHoldersTest {
       assertKeptWhileHeld(seg, holder);
     }
     assertReapedOnceUnheld(seg);
+  }
+
+  @Test
+  void unlinkedFileOpenInAThreadsOwnFdTableCountsAsHiddenWithItsSize() throws Exception {
+    Path seg = shm.createSegment("nccl-Hidden", 9_637_892);
+    try (ThreadHolder holder = ThreadHolder.start("clone-fd", seg)) {
+      Files.delete(seg);
+
+      JsonNode mount = CliRun.scanJson(config).get("mounts").get(0);
+
+      assertThat(mount.get("hiddenBytes").asLong()).isEqualTo(9_637_892L);
+      assertThat(mount.get("hidden").get(0).get("holders").get(0).get("pid").asInt()).isEqualTo(holder.pid());
+      assertThat(holder.nlink()).isZero();
+    }
   }
 
   private void assertKeptWhileHeld(Path seg, ThreadHolder holder) {

@@ -27,9 +27,12 @@ class ZombieHolderTest {
     try (TmpfsMount shm = TmpfsMount.create("size=16m")) {
       Path seg = shm.createSegment("nccl-Zombie", 9_637_892);
       Engine engine = Engine.create(TestConfig.load(TestConfig.watching(shm.path(), "1h")), HostPaths.system());
-      // The holder's parent execs sleep, which never waits for its children: a killed holder stays a zombie.
+      // The holder's parent execs sleep, which never waits for its children: a killed holder stays a
+      // zombie. The holder holds until its stdin closes, so it gets the test's pipe, not the
+      // /dev/null sh gives a background job.
       Process parent = new ProcessBuilder("sh", "-c",
-          "\"$0\" -Xshare:auto -XX:TieredStopAtLevel=1 -cp \"$1\" org.shmguard.testing.HolderProcess map \"$2\" & echo $!; exec sleep 600",
+          "exec 3<&0; \"$0\" -Xshare:auto -XX:TieredStopAtLevel=1 -cp \"$1\" org.shmguard.testing.HolderProcess map \"$2\" <&3 &"
+              + " echo $!; exec sleep 600",
           Sandbox.javaBinary(), System.getProperty("java.class.path"), seg.toString()).start();
       try {
         BufferedReader out = new BufferedReader(new InputStreamReader(parent.getInputStream()));
@@ -52,11 +55,17 @@ class ZombieHolderTest {
     }
   }
 
+  /**
+   * Waits until every thread of {@code pid} has exited and only the zombie leader is left: the
+   * leader of a killed JVM can be a zombie while its other threads, still exiting, keep the
+   * address space (and its mappings) for a moment longer.
+   */
   private static void waitForZombie(int pid) throws Exception {
     Path stat = Path.of("/proc", Integer.toString(pid), "stat");
+    Path status = Path.of("/proc", Integer.toString(pid), "status");
     for (int i = 0; i < 1000; i++) {
       String s = Files.readString(stat);
-      if (s.substring(s.lastIndexOf(')') + 2).startsWith("Z")) {
+      if (s.substring(s.lastIndexOf(')') + 2).startsWith("Z") && Files.readString(status).contains("\nThreads:\t1\n")) {
         return;
       }
       Thread.sleep(10);

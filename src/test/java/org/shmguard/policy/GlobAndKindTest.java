@@ -21,6 +21,15 @@ class GlobAndKindTest {
   }
 
   @Test
+  void theLiteralPrefixIsWhatEveryMatchingNameBeginsWith() {
+    assertThat(Glob.of("nccl-*").literalPrefix()).isEqualTo("nccl-");
+    assertThat(Glob.of("psm_[0-9]*").literalPrefix()).isEqualTo("psm_");
+    assertThat(Glob.of("ab?d").literalPrefix()).isEqualTo("ab");
+    assertThat(Glob.of("*nccl").literalPrefix()).isEmpty();
+    assertThat(Glob.of("sem.mp-x").literalPrefix()).isEqualTo("sem.mp-x");
+  }
+
+  @Test
   void badGlobsAreRefusedWithAReason() {
     assertThatThrownBy(() -> Glob.of("")).hasMessageContaining("must not be empty");
     assertThatThrownBy(() -> Glob.of("x/y")).hasMessageContaining("'/'");

@@ -97,22 +97,64 @@ class RemountTest {
   }
 
   @Test
-  void aTmpfsOnlyInAContainersNamespaceGrowsThroughNsenter() throws IOException {
+  void aTmpfsOnlyInAContainersNamespaceGrowsThroughItsOwnRoot() throws IOException {
     try (Holder c = Holder.startInContainer("size=1m,mode=1770,nr_inodes=500,nosuid,nodev", "create-map:4096", "/dev/shm/nccl-Cnt001")) {
       Path cfg = TestConfig.write("mounts: [auto]\nreap:\n  requireHostPidNamespace: false\n");
       ShmMount m = Engine.create(TestConfig.load(cfg), HostPaths.system()).judge().snapshot().mounts().stream()
           .filter(x -> x.origin() == MountOrigin.NAMESPACE && x.pids().contains(c.pid())).findFirst().orElseThrow();
       assertThat(m.path()).startsWith("/proc/");
 
+      MountEntry before = mountinfo(Path.of("/proc/" + c.pid() + "/mountinfo"), "/dev/shm");
+
       RemountOutcome o = remounter(4 * MIB, 8 * MIB, Duration.ZERO).grow(m, null, "test");
 
       assertThat(o.result()).as(o.detail()).isEqualTo(RemountOutcome.Result.GROWN);
       MountEntry e = mountinfo(Path.of("/proc/" + c.pid() + "/mountinfo"), "/dev/shm");
+      assertThat(Remounter.changedBesidesSize(before, e)).isNull();
       assertThat(e.superOptions().split(",")).contains("size=4096k", "mode=1770", "nr_inodes=500");
       assertThat(e.mountOptions().split(",")).contains("nosuid", "nodev");
       // the sandbox's own /dev/shm is another tmpfs and stays as it was
       assertThat(mountinfo(Path.of("/proc/self/mountinfo"), "/dev/shm").superOptions()).contains("size=65536k");
     }
+  }
+
+  @Test
+  void aChangeBesidesTheSizeIsNamed() {
+    MountEntry before = MountEntry.parse("40 30 0:50 / /dev/shm rw,nosuid,nodev - tmpfs shm rw,size=1024k,mode=1777");
+    MountEntry grown = MountEntry.parse("40 30 0:50 / /dev/shm rw,nosuid,nodev - tmpfs shm rw,size=4096k,mode=1777");
+    MountEntry madeRo = MountEntry.parse("40 30 0:50 / /dev/shm ro,nosuid,nodev - tmpfs shm ro,size=4096k,mode=1777");
+    MountEntry modeChanged = MountEntry.parse("40 30 0:50 / /dev/shm rw,nosuid,nodev - tmpfs shm rw,size=4096k,mode=755");
+
+    assertThat(Remounter.changedBesidesSize(before, grown)).isNull();
+    assertThat(Remounter.changedBesidesSize(before, madeRo)).contains("mount options changed from rw,nosuid,nodev to ro,nosuid,nodev");
+    assertThat(Remounter.changedBesidesSize(before, modeChanged)).contains("mode=1777").contains("mode=755");
+    assertThat(Remounter.changedBesidesSize(before, null)).contains("gone");
+  }
+
+  @Test
+  void aMountThatWasNeverVerifiedIsNotRemounted() throws IOException {
+    ShmMount found = watched();
+    ShmMount unverified = new ShmMount(found.dev(), found.path(), found.mountPoint(), found.origin(), found.options(),
+        found.namespace(), found.pids(), found.container(), found.usage());
+
+    RemountOutcome o = remounter(4 * MIB, 8 * MIB, Duration.ZERO).grow(unverified, null, "test");
+
+    assertThat(o.result()).isEqualTo(RemountOutcome.Result.FAILED);
+    assertThat(o.detail()).contains("never verified");
+    assertThat(mountinfo(Path.of("/proc/self/mountinfo"), shm.path().toString()).superOptions()).contains("size=1024k");
+  }
+
+  @Test
+  void aPathCoveredByAnotherMountAfterDiscoveryIsNotRemountedAndNeitherMountChanges() throws IOException {
+    ShmMount found = watched();
+    try (TmpfsMount cover = TmpfsMount.createAt(shm.path(), "size=2m")) {
+      RemountOutcome o = remounter(4 * MIB, 8 * MIB, Duration.ZERO).grow(found, null, "test");
+
+      assertThat(o.result()).isEqualTo(RemountOutcome.Result.FAILED);
+      assertThat(o.detail()).contains("no longer leads to the root of mount " + found.mountId());
+      assertThat(mountinfo(Path.of("/proc/self/mountinfo"), shm.path().toString()).superOptions()).contains("size=2048k");
+    }
+    assertThat(mountinfo(Path.of("/proc/self/mountinfo"), shm.path().toString()).superOptions()).contains("size=1024k");
   }
 
   private Remounter remounter(long target, long max, Duration cooldown) {

@@ -8,6 +8,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -16,6 +17,7 @@ import org.shmguard.config.Config;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
 import org.shmguard.metrics.MetricsOutputs;
+import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Holder;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
@@ -86,12 +88,16 @@ class MetricsTest {
       shm.createSegment("nccl-Late01", 4_100);
       metrics.passCompleted(engine.clean(false), Duration.ofMillis(5));
 
+      // Written on the textfile's own thread: the second pass's file follows shortly.
+      Eventually.until("the textfile of the second pass", Duration.ofSeconds(30),
+          () -> readOrEmpty(textfile).contains("shmguard_passes_total 2"));
       String text = Files.readString(textfile);
       assertThat(sample(text, "shmguard_passes_total")).isEqualTo(2);
       assertThat(sample(text, "shmguard_reaps_total", "result=\"reaped\"")).isEqualTo(1);
       try (var files = Files.list(textfile.getParent())) {
         assertThat(files).as("no temporary file left beside it").containsExactly(textfile);
       }
+      assertThat(Files.getPosixFilePermissions(textfile)).isEqualTo(PosixFilePermissions.fromString("rw-r--r--"));
       Promtool.checkMetrics(text);
     }
   }
@@ -136,6 +142,14 @@ class MetricsTest {
           throw new AssertionError("more than one sample of " + name + " matches");
         })
         .orElseThrow(() -> new AssertionError("no sample of " + name + " with " + String.join(", ", labelFragments) + " in:\n" + exposition));
+  }
+
+  private static String readOrEmpty(Path file) {
+    try {
+      return Files.readString(file);
+    } catch (java.io.IOException e) {
+      return "";
+    }
   }
 
   private static String scrape(int port) throws Exception {

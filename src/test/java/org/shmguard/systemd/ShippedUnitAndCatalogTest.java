@@ -69,4 +69,24 @@ class ShippedUnitAndCatalogTest {
     }
     assertThat(unit).contains("Type=notify").contains("WatchdogSec=").contains("RestartPreventExitStatus=78");
   }
+
+  @Test
+  void ordinaryUsersLaunchersReachTheAdviceSocketWhateverTheUmask() throws Exception {
+    String unit = Files.readString(UNIT);
+    String socket = Files.readString(Path.of("systemd/shmguard.socket"));
+
+    assertThat(unit.lines()).contains("RuntimeDirectory=shmguard", "RuntimeDirectoryMode=0755", "UMask=0077");
+    assertThat(socket.lines()).contains("ListenStream=/run/shmguard/advice.sock", "SocketMode=0666", "DirectoryMode=0755");
+  }
+
+  @Test
+  void unitExposureStaysAtMost4Point5() {
+    assumeTrue(Files.isExecutable(Path.of("/usr/bin/systemd-analyze")), "needs systemd-analyze (Debian package systemd)");
+
+    String out = Cmd.run("systemd-analyze", "security", "--offline=true", UNIT.toAbsolutePath().toString());
+
+    Matcher m = Pattern.compile("Overall exposure level for shmguard.service: ([0-9.]+)").matcher(out);
+    assertThat(m.find()).as(out).isTrue();
+    assertThat(Double.parseDouble(m.group(1))).isLessThanOrEqualTo(4.5);
+  }
 }

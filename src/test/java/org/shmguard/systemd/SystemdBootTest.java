@@ -36,6 +36,7 @@ class SystemdBootTest {
       Type=oneshot
       ExecStart=/bin/sh -c 'systemctl is-active shmguard > /results/active; \
       systemctl show -p StatusText shmguard > /results/show; \
+      stat -c "%%a %%U %%F" /run/shmguard /run/shmguard/advice.sock > /results/modes; \
       journalctl -b -o json --no-pager _SYSTEMD_UNIT=shmguard.service > /results/journal.json; \
       journalctl -b -o json --no-pager SHMGUARD_EVENT=mount_added > /results/events.json; \
       systemctl stop shmguard; systemctl show -p Result -p ExecMainStatus shmguard > /results/stopped'
@@ -73,6 +74,8 @@ class SystemdBootTest {
 
       assertThat(read(results.resolve("active"))).as(tail(work.resolve("boot.log"))).isEqualTo("active");
       assertThat(read(results.resolve("show"))).startsWith("StatusText=1 mount, ").contains("fullest /dev/shm at");
+      // RuntimeDirectoryMode=0755 and the socket's own 0666, under the unit's UMask=0077.
+      assertThat(read(results.resolve("modes")).lines()).containsExactly("755 root directory", "666 root socket");
       List<JsonNode> journal = json(results.resolve("journal.json"));
       JsonNode starting = journal.stream().filter(e -> e.path("MESSAGE").asText().startsWith("shmguard starting"))
           .findFirst().orElseThrow(() -> new AssertionError("no start-up line in " + journal));

@@ -1,0 +1,105 @@
+package org.shmguard.advice;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.shmguard.testing.Cmd;
+import org.shmguard.testing.Sandbox;
+
+/**
+ * src/test/resources/listeners/socket-client.c, built with cc and run as an ordinary user
+ * (setpriv): it holds idle connections to a Unix socket, or asks one request.
+ */
+final class SocketClient {
+  private final Path dir;
+  private final Path binary;
+
+  private SocketClient(Path dir, Path binary) {
+    this.dir = dir;
+    this.binary = binary;
+  }
+
+  static SocketClient build() throws IOException {
+    Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "socket-client-");
+    Path src = dir.resolve("socket-client.c");
+    try (InputStream in = SocketClient.class.getResourceAsStream("/listeners/socket-client.c")) {
+      Files.copy(in, src, StandardCopyOption.REPLACE_EXISTING);
+    }
+    Path bin = dir.resolve("socket-client");
+    Cmd.run("cc", "-O1", "-o", bin.toString(), src.toString());
+    Cmd.run("chmod", "-R", "a+rX", dir.toString());
+    return new SocketClient(dir, bin);
+  }
+
+  /** Its answer to one request, asked as {@code uid}. */
+  String ask(int uid, Path socket, String line) {
+    return Cmd.run(as(uid, "ask", socket.toString(), line).toArray(String[]::new));
+  }
+
+  /** Starts {@code n} idle connections as {@code uid}; returns once they are connected. */
+  Holding hold(int uid, Path socket, int n) throws IOException {
+    Process p = new ProcessBuilder(as(uid, "hold", socket.toString(), Integer.toString(n)))
+        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    String first = out.readLine();
+    if (first == null || !first.equals("connected " + n)) {
+      p.destroyForcibly();
+      throw new AssertionError("the idle client did not connect " + n + " times: " + first);
+    }
+    return new Holding(p, out);
+  }
+
+  /** A process holding idle connections. */
+  static final class Holding implements AutoCloseable {
+    private final Process process;
+    private final BufferedReader out;
+    private List<String> replies;
+
+    private Holding(Process process, BufferedReader out) {
+      this.process = process;
+      this.out = out;
+    }
+
+    /** Ends the client; returns, per connection, the first line the server sent it, or "open". */
+    List<String> replies() throws IOException, InterruptedException {
+      if (replies == null) {
+        process.getOutputStream().close();
+        List<String> lines = new ArrayList<>();
+        for (String l; (l = out.readLine()) != null; ) {
+          lines.add(l);
+        }
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+          throw new AssertionError("the idle client did not end");
+        }
+        replies = lines;
+      }
+      return replies;
+    }
+
+    @Override
+    public void close() throws Exception {
+      if (replies == null) {
+        process.destroyForcibly();
+        process.waitFor(30, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  void delete() throws IOException {
+    Cmd.run("rm", "-rf", dir.toString());
+  }
+
+  private List<String> as(int uid, String... args) {
+    List<String> cmd = new ArrayList<>(List.of("setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", binary.toString()));
+    cmd.addAll(List.of(args));
+    return cmd;
+  }
+}
