@@ -32,13 +32,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class Daemon implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
-  private final Engine engine;
   private final Worker worker;
   private final Thread thread;
   private final Schedules schedules;
 
-  private Daemon(Engine engine, Worker worker, Thread thread, Schedules schedules) {
-    this.engine = engine;
+  private Daemon(Worker worker, Thread thread, Schedules schedules) {
     this.worker = worker;
     this.thread = thread;
     this.schedules = schedules;
@@ -95,7 +93,7 @@ public final class Daemon implements AutoCloseable {
     }, "shmguard-worker");
     thread.start();
     try {
-      return new Daemon(engine, worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()));
+      return new Daemon(worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()));
     } catch (org.quartz.SchedulerException | IllegalArgumentException e) {
       worker.stop();
       throw new IOException("cannot start the schedules: " + e.getMessage(), e);

@@ -3,6 +3,7 @@ package org.shmguard.host;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -84,8 +85,8 @@ public final class PathWalks {
   }
 
   /** The paths whose walk is stuck now. */
-  public java.util.Set<String> stuckPaths() {
-    return java.util.Set.copyOf(stuck.keySet());
+  public Set<String> stuckPaths() {
+    return Set.copyOf(stuck.keySet());
   }
 
   /**
