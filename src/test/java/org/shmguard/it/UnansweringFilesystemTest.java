@@ -21,11 +21,12 @@ import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 
 /**
- * `shmguard daemon` in its own JVM while FUSE filesystems (src/test/resources/fuse/fusefix.c)
- * misbehave: an ordinary user's mount that denies root, with that user's process holding its
- * file; and a root-mounted one standing in for NFS, with a process holding its file and a
- * "container" whose root directory it serves, that stops answering. The daemon keeps reaping on
- * the mounts that answer, answers its socket, and stops at once on SIGTERM with status 0.
+ * `shmguard daemon` (in its own JVM) and `clean` while FUSE filesystems
+ * (src/test/resources/fuse/fusefix.c) misbehave: an ordinary user's mount, made through
+ * fusermount3, that denies root, with that user's process holding its file; and a root-mounted
+ * one standing in for NFS, with a process holding its file and a "container" whose root directory
+ * it serves, that stops answering. Leaks on the mounts that answer are still reaped, the daemon
+ * answers its socket, and it stops at once on SIGTERM with status 0.
  */
 class UnansweringFilesystemTest {
   private static final Duration PATIENCE = FuseFixture.PATIENCE;
@@ -100,6 +101,22 @@ class UnansweringFilesystemTest {
       }
     }
     assertThat(socket).doesNotExist();
+  }
+
+  @Test
+  void cleanReapsAnUnheldLeakWhileAUsersFuseMountThatDeniesRootHasAFileHeld() throws Exception {
+    Sandbox.require();
+    try (FuseFixture denying = FuseFixture.ofNobody(); TmpfsMount shm = TmpfsMount.create("size=16m,mode=1777")) {
+      Process holder = denying.holdFile(true);
+      assertThatThrownBy(() -> Files.readAttributes(denying.file(), "unix:ino")).isInstanceOf(AccessDeniedException.class);
+      Path leak = shm.createSegment("nccl-DenyRoot1", 4_100);
+
+      CliRun clean = CliRun.of("clean", "--json", "-c", TestConfig.watching(shm.path(), "0s").toString());
+
+      assertThat(clean.status()).as(clean.out() + clean.err()).isZero();
+      assertThat(leak).doesNotExist();
+      assertThat(holder.isAlive()).isTrue();
+    }
   }
 
   @Test
