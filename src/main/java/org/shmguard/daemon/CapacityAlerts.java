@@ -41,15 +41,15 @@ final class CapacityAlerts {
               c.from().label(), c.to().label())));
     }
     Set<FileKey> failures = new HashSet<>();
-    for (Assessment a : AllocationFailures.find(j)) {
+    for (AllocationFailures.Failure f : AllocationFailures.find(j)) {
+      Assessment a = f.assessment();
       FileKey key = a.segment().key();
       failures.add(key);
       if (!reportedFailures.contains(key)) {
-        var u = a.mount().usage();
-        sink.emit(SegmentAlerts.describe(EventKind.ALLOCATION_FAILED, "failed NCCL allocation:", a,
-            "a 0-byte NCCL segment nobody holds, on a mount with " + u.freeBytes() + " bytes free, less than the "
-                + AllocationFailures.SEGMENT_FILE_BYTES + " an SHM receive segment needs")
-            .with("SHM_FREE_BYTES", u.freeBytes()).with("SHM_SIZE_BYTES", u.sizeBytes()));
+        var u = a.mount() == null ? null : a.mount().usage();
+        sink.emit(SegmentAlerts.describe(EventKind.ALLOCATION_FAILED, "failed NCCL allocation:", a, f.explanation())
+            .with("SHM_FREE_BYTES", u == null ? null : u.freeBytes())
+            .with("SHM_SIZE_BYTES", u == null ? null : u.sizeBytes()));
       }
     }
     reportedFailures = failures;

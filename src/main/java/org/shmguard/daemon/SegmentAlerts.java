@@ -47,8 +47,9 @@ final class SegmentAlerts {
         }
         case SKIPPED -> {
           // Most skips mean the segment is no longer what was judged (gone, changed, held again);
-          // an incomplete confirming pass leaves a leak in place, which the operator should hear of.
-          if (o.detail().startsWith("the confirming /proc pass was incomplete")) {
+          // an incomplete confirming pass or unavailable leases leave a leak in place, which the
+          // operator should hear of.
+          if (o.leftLeaked()) {
             leaks.add(key);
             if (!reportedLeaks.contains(key)) {
               sink.emit(describe(EventKind.SEGMENT_LEAKED, "leaked, not reaped", a, o.detail()));

@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.util.List;
 
 /**
- * An open directory: lists raw names, lstat's and unlinks entries relative to itself, so every
+ * An open directory: lists raw names, lstat's, opens, renames and unlinks entries relative to itself, so every
  * operation stays in the filesystem the handle was opened on, whatever happens to the path.
  */
 public final class DirHandle implements AutoCloseable {
@@ -42,6 +42,16 @@ public final class DirHandle implements AutoCloseable {
   /** lstat of one entry: a symbolic link is reported as a link, never followed. */
   public StatxResult lstat(byte[] name) throws IOException {
     return DirectStatx.lstatAt(fd, name); // called per file per scan: the fast binding
+  }
+
+  /** Opens one entry for reading, as {@link Linux#openAt} says: never following a link, never blocking. */
+  public OpenFile open(byte[] name) throws IOException {
+    return linux.openAt(fd, name);
+  }
+
+  /** Renames one entry within this directory; fails (EEXIST, a FileAlreadyExistsException) rather than replace {@code to}. */
+  public void renameNoReplace(byte[] from, byte[] to) throws IOException {
+    linux.renameNoReplace(fd, from, to);
   }
 
   /** Removes one entry of this directory. */

@@ -27,6 +27,20 @@ final class DirectStatx {
 
   private static native int statx(int dirfd, byte[] path, int flags, int mask, byte[] buf) throws LastErrorException;
 
+  private static final int AT_EMPTY_PATH = 0x1000;
+  private static final byte[] EMPTY = {0};
+
+  /** statx of an open descriptor itself (AT_EMPTY_PATH): the reaper's check on the file it opened. */
+  static StatxResult fstat(int fd) throws IOException {
+    byte[] buf = new byte[StatxResult.SIZE];
+    try {
+      statx(fd, EMPTY, AT_EMPTY_PATH, STATX_BASIC_STATS, buf);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("statx of an open file", e);
+    }
+    return StatxResult.read(ByteBuffer.wrap(buf).order(ByteOrder.nativeOrder()));
+  }
+
   /** lstat of {@code name} (raw bytes, no terminating NUL) in the directory {@code dirfd}. */
   static StatxResult lstatAt(int dirfd, byte[] name) throws IOException {
     byte[] buf = new byte[StatxResult.SIZE];

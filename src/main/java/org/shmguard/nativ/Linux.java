@@ -14,8 +14,8 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The Linux calls the JDK lacks, through JNA: directory handles, statx, getdents64, unlinkat and
- * statvfs. Nothing else in shmguard talks to libc through JNA.
+ * The Linux calls the JDK lacks, through JNA: directory handles, statx, getdents64, unlinkat,
+ * renameat2, file leases (fcntl) and statvfs. Nothing else in shmguard talks to libc through JNA.
  *
  * <pre>{@code
  * try (DirHandle dir = Linux.get().openDirectory("/dev/shm")) {
@@ -33,6 +33,16 @@ public final class Linux {
   // These two differ between x86 and the arm64 generic ABI.
   private static final int O_DIRECTORY = Platform.isARM() ? 0x4000 : 0x10000;
   private static final int O_NOFOLLOW = Platform.isARM() ? 0x8000 : 0x20000;
+  private static final int O_NOCTTY = 0x100;
+  private static final int O_NONBLOCK = 0x800;
+  private static final int RENAME_NOREPLACE = 1;
+  static final int F_SETSIG = 10;
+  static final int F_SETLEASE = 1024;
+  static final int F_GETLEASE = 1025;
+  static final int F_WRLCK = 1;
+  static final int F_UNLCK = 2;
+  /** Default action: ignore. The JVM installs no handler for it (see {@link OpenFile#tryWriteLease()}). */
+  static final int SIGURG = 23;
 
   /** Raw libc entry points; every call reports failure by throwing LastErrorException. */
   interface LibC extends Library {
@@ -127,15 +137,47 @@ public final class Linux {
       libc.statx(fd, new byte[] {0}, AT_EMPTY_PATH, STATX_BASIC_STATS, buf);
       return StatxResult.read(buf);
     } catch (LastErrorException e) {
-      throw NativeErrors.io("statx of a directory handle", e);
+      throw NativeErrors.io("statx of an open descriptor", e);
     }
   }
 
   void unlinkat(int dirfd, byte[] name) throws IOException {
     try {
-      libc.unlinkat(dirfd, cString(name), 0);
+      DirectFileCalls.unlinkat(dirfd, cString(name), 0);
     } catch (LastErrorException e) {
       throw NativeErrors.io("unlinkat " + Names.display(name), e);
+    }
+  }
+
+  /**
+   * Opens an entry of a directory for reading, without following a link, without blocking (a FIFO
+   * opens at once; a file under someone else's lease fails with EWOULDBLOCK instead of waiting for
+   * the lease to break), and without becoming a controlling terminal.
+   */
+  OpenFile openAt(int dirfd, byte[] name) throws IOException {
+    try {
+      int fd = DirectFileCalls.openat(dirfd, cString(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+      return new OpenFile(this, fd);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("open " + Names.display(name), e);
+    }
+  }
+
+  /** renameat2(2) with RENAME_NOREPLACE within one directory: fails with EEXIST instead of replacing. */
+  void renameNoReplace(int dirfd, byte[] from, byte[] to) throws IOException {
+    try {
+      DirectFileCalls.renameat2(dirfd, cString(from), dirfd, cString(to), RENAME_NOREPLACE);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("rename " + Names.display(from) + " to " + Names.display(to), e);
+    }
+  }
+
+  /** fcntl(2) with an int argument; the result, or the errno as an exception. */
+  int fcntl(int fd, int cmd, int arg, String what) throws IOException {
+    try {
+      return DirectFileCalls.fcntl(fd, cmd, arg);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io(what, e);
     }
   }
 

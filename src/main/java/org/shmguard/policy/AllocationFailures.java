@@ -5,25 +5,57 @@ import java.util.List;
 import org.shmguard.model.ShmMount;
 
 /**
- * Finds the signature of an NCCL allocation that failed for lack of space: a 0-byte unheld
- * {@code nccl-*} file (what a failed extension leaves) on a mount whose free space is below one
- * SHM receive segment, the size NCCL's "failed to extend ... No space left on device" reports.
+ * Finds every failed NCCL segment creation, and says what the mount's free space tells about it.
+ * A 0-byte {@code nccl-*} file that nobody holds is what NCCL leaves when it cannot extend a new
+ * segment (the error path closes the fd and never unlinks), whichever segment it was: an SHM
+ * receive or send buffer, or the proxy ops pool (7 to 34 MB, 2.12 and later). So every such file
+ * is a failure, whatever the free space; the free space only says which segments could not have
+ * fit, and so how likely lack of space was the cause.
+ *
+ * <pre>{@code
+ * for (AllocationFailures.Failure f : AllocationFailures.find(judgement)) { alert(f.assessment(), f.explanation()); }
+ * }</pre>
  */
 public final class AllocationFailures {
   /** The file NCCL extends for an SHM receive buffer at default sizes: the size in the ENOSPC reports. */
   public static final long SEGMENT_FILE_BYTES = NcclFacts.SHM_RECV_BYTES + NcclFacts.REFCOUNT_BYTES;
 
+  /** One failed creation, with a sentence on what the free space says about it. */
+  public record Failure(Assessment assessment, String explanation) {}
+
   private AllocationFailures() {}
 
-  public static List<Assessment> find(Judgement j) {
-    List<Assessment> found = new ArrayList<>();
+  public static List<Failure> find(Judgement j) {
+    List<Failure> found = new ArrayList<>();
     for (Assessment a : j.segments()) {
-      ShmMount m = a.mount();
-      if (a.verdict() == Verdict.FAILED_CREATION && m != null && m.usage() != null
-          && m.usage().freeBytes() < SEGMENT_FILE_BYTES) {
-        found.add(a);
+      if (a.verdict() == Verdict.FAILED_CREATION) {
+        ShmMount m = a.mount();
+        found.add(new Failure(a, explain(m == null ? null : m.usage())));
       }
     }
     return found;
+  }
+
+  /** What {@code usage}'s free space says about a failed NCCL creation on that mount. */
+  public static String explain(ShmMount.Usage usage) {
+    String what = "a 0-byte NCCL segment nobody holds: NCCL could not extend a new segment";
+    if (usage == null) {
+      return what + " (the mount's free space is unknown)";
+    }
+    long free = usage.freeBytes();
+    if (free < SEGMENT_FILE_BYTES) {
+      return what + ", on a mount with " + free + " bytes free, less than the " + SEGMENT_FILE_BYTES
+          + " an SHM receive segment needs";
+    }
+    for (NcclVersion v : NcclFacts.PROXY_POOL_RESIZED) {
+      long pool = NcclFacts.proxyPoolBytes(v) + NcclFacts.REFCOUNT_BYTES;
+      if (free < pool) {
+        return what + ", on a mount with " + free + " bytes free: enough for an SHM receive segment, less than the "
+            + pool + " the proxy ops pool of NCCL " + v.major() + "." + v.minor() + " and later needs";
+      }
+    }
+    return what + ", on a mount with " + free + " bytes free, enough for any NCCL segment of default size: "
+        + "the space was freed since, or the segment was larger (NCCL_BUFFSIZE and the like), or a limit other "
+        + "than the mount's size refused it";
   }
 }

@@ -109,6 +109,11 @@ public final class NcclFacts {
     return (long) localRanks * channels * ((SHM_RECV_BYTES + REFCOUNT_BYTES) + (SHM_SEND_BYTES + REFCOUNT_BYTES));
   }
 
+  /** The releases from which the proxy ops pool has a new size, oldest first; each is larger than the last. */
+  public static final java.util.List<NcclVersion> PROXY_POOL_RESIZED = java.util.List.of(NcclVersion.of(2, 12, 0),
+      NcclVersion.of(2, 20, 0), NcclVersion.of(2, 21, 0), NcclVersion.of(2, 23, 0), NcclVersion.of(2, 24, 0),
+      NcclVersion.of(2, 25, 0), NcclVersion.of(2, 26, 0), NcclVersion.of(2, 28, 0));
+
   /** The newest proxy ops pool known: what an unknown NCCL version is assumed to need. */
   public static long largestProxyPoolBytes() {
     return proxyPoolBytes(NcclVersion.of(Integer.MAX_VALUE, 0, 0));

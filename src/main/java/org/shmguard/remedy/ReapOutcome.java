@@ -4,6 +4,20 @@ import org.shmguard.policy.Assessment;
 
 /** What happened to one candidate of a reap plan, with the evidence it was judged on. */
 public record ReapOutcome(Assessment candidate, Result result, String detail) {
+  /** How a skip begins when the confirming pass could not read every process. */
+  static final String INCOMPLETE_PASS = "the confirming /proc pass was incomplete";
+  /** How a skip begins when the kernel would not consider a lease (no CAP_LEASE, fs.leases-enable=0). */
+  static final String NO_LEASES = "leases are unavailable";
+
+  /**
+   * True for a skip that leaves a leak in place because shmguard could not check it, which an
+   * operator should hear of; false for skips where the segment is no longer what was judged
+   * (gone, changed, held again, open elsewhere).
+   */
+  public boolean leftLeaked() {
+    return result == Result.SKIPPED && (detail.startsWith(INCOMPLETE_PASS) || detail.startsWith(NO_LEASES));
+  }
+
   public enum Result {
     REAPED("reaped"),
     WOULD_REAP("would-reap"),

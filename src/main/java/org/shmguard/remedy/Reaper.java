@@ -23,8 +23,12 @@ import org.shmguard.policy.ReapPlan;
 
 /**
  * The act stage for segments: runs a confirming /proc pass, then, through a handle checked to be
- * the root of the very mount that was judged (mount id and device), re-checks for each candidate that the file is still the one judged (device, inode,
- * ctime, one link, a regular file) and unlinks it by name relative to that handle.
+ * the root of the very mount that was judged (mount id and device), re-checks for each candidate
+ * that the file is still the one judged (device, inode, ctime, one link, a regular file), and
+ * leaves the last check and the unlink to {@link LeasedUnlink}: a write lease, which the kernel
+ * grants only if nothing at all has the file open, held while the name is moved out of reach,
+ * checked, and unlinked. In a dry run the lease is taken and released, and nothing is renamed or
+ * unlinked.
  *
  * <pre>{@code
  * List<ReapOutcome> done = new Reaper(observer.holderScanner()::scan).execute(judgement.plan(), dryRun);
@@ -33,6 +37,7 @@ import org.shmguard.policy.ReapPlan;
 public final class Reaper {
   private final HolderConfirmer confirmer;
   private final Linux linux;
+  private final LeasedUnlink lastCheck = new LeasedUnlink();
 
   public Reaper(HolderConfirmer confirmer) {
     this(confirmer, Linux.get());
@@ -56,7 +61,7 @@ public final class Reaper {
     HolderPass confirm = confirmer.confirm(devs);
     List<ReapOutcome> outcomes = new ArrayList<>();
     if (!confirm.complete()) {
-      String why = "the confirming /proc pass was incomplete: " + String.join("; ", confirm.problems());
+      String why = ReapOutcome.INCOMPLETE_PASS + ": " + String.join("; ", confirm.problems());
       plan.candidates().forEach(a -> outcomes.add(new ReapOutcome(a, ReapOutcome.Result.SKIPPED, why)));
       return outcomes;
     }
@@ -82,16 +87,32 @@ public final class Reaper {
         group.forEach(a -> out.add(new ReapOutcome(a, ReapOutcome.Result.SKIPPED, why)));
         return;
       }
-      for (Assessment a : group) {
-        out.add(reapOne(dir, a, confirm, dryRun));
+      // Cheap checks first, file by file; the survivors go through the lease together.
+      ReapOutcome[] done = new ReapOutcome[group.size()];
+      List<Integer> leased = new ArrayList<>();
+      List<LeasedUnlink.Job> jobs = new ArrayList<>();
+      for (int i = 0; i < group.size(); i++) {
+        Assessment a = group.get(i);
+        done[i] = precheck(dir, a, confirm);
+        if (done[i] == null) {
+          leased.add(i);
+          jobs.add(new LeasedUnlink.Job(a.segment(), a.reason()));
+        }
       }
+      List<LeasedUnlink.Done> last = lastCheck.reap(dir, jobs, dryRun);
+      for (int k = 0; k < leased.size(); k++) {
+        int i = leased.get(k);
+        done[i] = new ReapOutcome(group.get(i), last.get(k).result(), last.get(k).detail());
+      }
+      out.addAll(List.of(done));
     } catch (IOException e) {
       String why = "cannot open " + mount.path() + ": " + e.getMessage();
       group.forEach(a -> out.add(new ReapOutcome(a, ReapOutcome.Result.FAILED, why)));
     }
   }
 
-  private static ReapOutcome reapOne(DirHandle dir, Assessment a, HolderPass confirm, boolean dryRun) {
+  /** The checks before the lease: no holder in the confirming pass, the same file by name; null if it passes. */
+  private static ReapOutcome precheck(DirHandle dir, Assessment a, HolderPass confirm) {
     Segment s = a.segment();
     List<HolderRef> now = confirm.index().holders(s.key());
     if (!now.isEmpty()) {
@@ -106,20 +127,7 @@ public final class Reaper {
       return new ReapOutcome(a, ReapOutcome.Result.FAILED, e.getMessage());
     }
     String changed = changedSince(s, st);
-    if (changed != null) {
-      return new ReapOutcome(a, ReapOutcome.Result.SKIPPED, changed);
-    }
-    if (dryRun) {
-      return new ReapOutcome(a, ReapOutcome.Result.WOULD_REAP, a.reason());
-    }
-    try {
-      dir.unlink(s.name());
-      return new ReapOutcome(a, ReapOutcome.Result.REAPED, a.reason());
-    } catch (NoSuchFileException e) {
-      return new ReapOutcome(a, ReapOutcome.Result.SKIPPED, "it is already gone");
-    } catch (IOException e) {
-      return new ReapOutcome(a, ReapOutcome.Result.FAILED, e.getMessage());
-    }
+    return changed == null ? null : new ReapOutcome(a, ReapOutcome.Result.SKIPPED, changed);
   }
 
   /** Why the file on disk is no longer the one that was judged, or null if it still is. */

@@ -82,7 +82,7 @@ class KubernetesManifestsTest {
     assertThat(c.at("/securityContext/capabilities/drop").toString()).isEqualTo("[\"ALL\"]");
     List<String> added = new ArrayList<>();
     c.at("/securityContext/capabilities/add").forEach(n -> added.add(n.asText()));
-    assertThat(added).containsExactlyInAnyOrder("SYS_PTRACE", "FOWNER", "DAC_READ_SEARCH", "DAC_OVERRIDE");
+    assertThat(added).containsExactlyInAnyOrder("SYS_PTRACE", "FOWNER", "LEASE", "DAC_READ_SEARCH", "DAC_OVERRIDE");
     assertThat(c.at("/resources/requests/memory").asText()).isNotEmpty();
     assertThat(c.at("/resources/limits/memory").asText()).isNotEmpty();
     assertThat(c.at("/livenessProbe/httpGet/port").asText()).isEqualTo("metrics");
