@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * PassThread passes = new PassThread(PassThread.DEADLINE, sink, notifier);
- * Engine.Pass pass = passes.run(() -> engine.clean(false), () -> stopping);   // null if stopping
+ * Engine.Pass pass = passes.run(() -> engine.clean(false), () -> stopping, this::pingWatchdog);   // null if stopping
  * }</pre>
  */
 final class PassThread implements AutoCloseable {
@@ -58,9 +58,10 @@ final class PassThread implements AutoCloseable {
 
   /**
    * Runs {@code work} on the pass thread and returns its result, or null as soon as
-   * {@code stopping} says so. Called on the worker thread, which also pings the watchdog here.
+   * {@code stopping} says so. Called on the worker thread; {@code whileWaiting} (the worker's
+   * watchdog ping) runs every slice until the work overruns its deadline, and never after.
    */
-  <T> T run(Callable<T> work, BooleanSupplier stopping) {
+  <T> T run(Callable<T> work, BooleanSupplier stopping, Runnable whileWaiting) {
     Future<T> running = thread.submit(work);
     long started = System.nanoTime();
     boolean overran = false;
@@ -83,8 +84,8 @@ final class PassThread implements AutoCloseable {
           overran = true;
           reportOverrun(now - started);
         }
-        if (!overran && notifier.watchdogDue(now)) {
-          notifier.watchdog(now);
+        if (!overran) {
+          whileWaiting.run();
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();

@@ -202,7 +202,7 @@ final class Worker implements Runnable {
         case SWEEP -> due(now - settleNanos);
         case REDISCOVER -> {
           // discovery reads every namespace's mounts: off this thread, as a pass is
-          Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping);
+          Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping, this::pingWatchdog);
           if (found != null && !found.equals(knownMounts)) {
             due(now - settleNanos);
           }
@@ -217,8 +217,14 @@ final class Worker implements Runnable {
     if (settled || retry || graceOver) {
       passSafely();
     }
-    if (notifier.watchdogDue(System.nanoTime())) {
-      notifier.watchdog(System.nanoTime());
+    pingWatchdog();
+  }
+
+  /** WATCHDOG=1 when due, once READY=1 was sent: from this loop, and while it waits for a pass that is on time. */
+  private void pingWatchdog() {
+    long now = System.nanoTime();
+    if (ready && notifier.watchdogDue(now)) {
+      notifier.watchdog(now);
     }
   }
 
@@ -283,7 +289,7 @@ final class Worker implements Runnable {
     Engine.Pass pass;
     try {
       boolean sameMounts = !rediscover;
-      pass = passThread.run(() -> engine.clean(false, sameMounts), () -> stopping);
+      pass = passThread.run(() -> engine.clean(false, sameMounts), () -> stopping, this::pingWatchdog);
       rediscover = false;
     } catch (RuntimeException e) {
       served.forEach(f -> f.completeExceptionally(e));
