@@ -104,7 +104,7 @@ final class DaemonAdvice implements Closeable {
         }
         Engine.Pass pass;
         try {
-          pass = dryRun ? d.dryRunPass() : d.passNow().get(CLEAN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+          pass = (dryRun ? d.dryRunPass() : d.passNow()).get(CLEAN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           throw new ProtocolException(ProtocolException.FAILED, "interrupted");

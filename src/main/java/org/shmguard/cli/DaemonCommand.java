@@ -3,6 +3,7 @@ package org.shmguard.cli;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import org.shmguard.advice.SocketInUseException;
 import org.shmguard.config.Config;
 import org.shmguard.daemon.AlertSink;
@@ -23,6 +24,8 @@ import picocli.CommandLine.Mixin;
         + "this host) is not a configuration error: the daemon starts, alerts once (metrics_unavailable) and retries "
         + "it with backoff."})
 final class DaemonCommand implements Callable<Integer> {
+  /** How long a stop request waits for the worker: well inside the unit's TimeoutStopSec (30 s). */
+  static final Duration STOP_GRACE = Duration.ofSeconds(5);
   @Mixin CommonOptions common;
 
   @Override
@@ -54,11 +57,22 @@ final class DaemonCommand implements Callable<Integer> {
         return Main.EXIT_SOFTWARE;
       }
       advice.attach(daemon);
-      StopSignals.onTermOrInt(daemon::stop);
-      while (!daemon.awaitStopped(Duration.ofDays(1))) {
-        // runs until a signal stops it
+      CountDownLatch asked = new CountDownLatch(1);
+      Daemon running = daemon;
+      StopSignals.onTermOrInt(() -> {
+        asked.countDown();
+        running.stop();
+      });
+      while (!daemon.awaitStopped(Duration.ofSeconds(1)) && asked.getCount() > 0) {
+        // runs until a signal stops it, or the worker fails
       }
-      daemon.close();
+      if (daemon.awaitStopped(STOP_GRACE)) {
+        daemon.close();
+      } else {
+        // A thread that waits on a filesystem that stopped answering cannot be woken; exiting ends it.
+        common.spec.commandLine().getErr().println("shmguard: the worker did not stop within " + STOP_GRACE.toSeconds()
+            + " s; exiting without it");
+      }
     }
     if (daemon.failed()) {
       common.spec.commandLine().getErr().println("shmguard: the daemon stopped on an error (see the log above)");

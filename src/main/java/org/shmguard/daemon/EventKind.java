@@ -21,7 +21,9 @@ public enum EventKind {
   REMOUNT_FAILED("remount_failed", "50116415299f40b79bbd5a9e1f195a08", 3),
   METRICS_UNAVAILABLE("metrics_unavailable", "cb73e8cb0dbd46bdbc92d50d32dea89c", 4),
   METRICS_LISTENING("metrics_listening", "6707deba42bf491084fdcc92d4814869", 5),
-  TOO_MANY_FILES("too_many_files", "8bda90d0ac6348149f7c04c30ae2e3fc", 4);
+  TOO_MANY_FILES("too_many_files", "8bda90d0ac6348149f7c04c30ae2e3fc", 4),
+  MOUNT_STALLED("mount_stalled", "13c84e68de4345349a8b268344efdadc", 4),
+  PASS_STALLED("pass_stalled", "5fa9c51f142649bda4b676ed3ddb28a3", 3);
 
   private final String label;
   private final String messageId;

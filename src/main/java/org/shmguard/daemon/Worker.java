@@ -17,6 +17,7 @@ import java.util.function.Consumer;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.MountDiscovery;
 import org.shmguard.host.SelfMemory;
+import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
@@ -30,10 +31,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The daemon's one worker thread: waits on inotify, holder pidfds and requests at once, runs one
- * full pass (observe, judge, reap) per burst of triggers, reports what the pass found, and pings
- * systemd's watchdog. All the work happens here, so a hung pass stops the pings and systemd
- * restarts the daemon.
+ * The daemon's worker thread: waits on inotify, holder pidfds and requests at once, has one full
+ * pass (observe, judge, reap) run per burst of triggers, reports what the pass found, and pings
+ * systemd's watchdog. The pass runs on the {@link PassThread}, which this thread waits for in
+ * short slices, so a stop request is honoured at once whatever the kernel does to the pass.
  */
 final class Worker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
@@ -65,6 +66,7 @@ final class Worker implements Runnable {
    * not wait.
    */
   private final PassBudget budget = new PassBudget();
+  private final PassThread passThread;
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
@@ -93,7 +95,7 @@ final class Worker implements Runnable {
   }
 
   Worker(Engine engine, Rediscovery rediscovery, MountWatches mounts, ExitWatches exits, Poll poll, AlertSink sink,
-      ServiceNotifier notifier, Duration settle, Duration grace, CapacityAlerts capacityAlerts) {
+      ServiceNotifier notifier, Duration settle, Duration grace, CapacityAlerts capacityAlerts, Duration passDeadline) {
     this.engine = engine;
     this.rediscovery = rediscovery;
     this.mounts = mounts;
@@ -104,6 +106,7 @@ final class Worker implements Runnable {
     this.settleNanos = settle.toNanos();
     this.grace = grace;
     this.capacityAlerts = capacityAlerts;
+    this.passThread = new PassThread(passDeadline, sink, notifier);
   }
 
   static Rediscovery rediscovery(MountDiscovery discovery, boolean auto, List<String> configured) {
@@ -137,6 +140,11 @@ final class Worker implements Runnable {
     return f;
   }
 
+  /** A pass that reaps nothing, on the pass thread (after any pass running there), and its result. */
+  CompletableFuture<Engine.Pass> dryRunNow() {
+    return passThread.submit(() -> engine.clean(true));
+  }
+
   void stop() {
     stopping = true;
     poll.wake();
@@ -159,8 +167,10 @@ final class Worker implements Runnable {
   public void run() {
     try {
       passSafely();
-      notifier.ready(status.line());
-      ready = true;
+      if (!stopping) {
+        notifier.ready(status.line());
+        ready = true;
+      }
       while (!stopping) {
         waitAndHandle();
       }
@@ -168,6 +178,7 @@ final class Worker implements Runnable {
       failed = true;
       LOG.error("the worker loop failed: {}", e.toString(), e);
     } finally {
+      passThread.close();
       failWaiters(new IllegalStateException("the daemon is stopping"));
       notifier.stopping();
       exits.close();
@@ -205,7 +216,9 @@ final class Worker implements Runnable {
           requested = true;
         }
         case REDISCOVER -> {
-          if (!rediscovery.mounts().equals(knownMounts)) {
+          // discovery reads every namespace's mounts: off this thread, as a pass is
+          Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping, this::pingWatchdog);
+          if (found != null && !found.equals(knownMounts)) {
             due(now - settleNanos);
             requested = true;
           }
@@ -220,8 +233,14 @@ final class Worker implements Runnable {
     if (settled || retry || graceOver) {
       passSafely();
     }
-    if (notifier.watchdogDue(System.nanoTime())) {
-      notifier.watchdog(System.nanoTime());
+    pingWatchdog();
+  }
+
+  /** WATCHDOG=1 when due, once READY=1 was sent: from this loop, and while it waits for a pass that is on time. */
+  private void pingWatchdog() {
+    long now = System.nanoTime();
+    if (ready && notifier.watchdogDue(now)) {
+      notifier.watchdog(now);
     }
   }
 
@@ -290,11 +309,16 @@ final class Worker implements Runnable {
     }
     Engine.Pass pass;
     try {
-      pass = engine.clean(false, !rediscover);
+      boolean sameMounts = !rediscover;
+      pass = passThread.run(() -> engine.clean(false, sameMounts), () -> stopping, this::pingWatchdog);
       rediscover = false;
     } catch (RuntimeException e) {
       served.forEach(f -> f.completeExceptionally(e));
       throw e;
+    }
+    if (pass == null) {
+      served.forEach(f -> f.completeExceptionally(new IllegalStateException("the daemon is stopping")));
+      return;
     }
     long took = pass.took().toNanos();
     Judgement j = pass.judgement();
@@ -403,7 +427,9 @@ final class Worker implements Runnable {
       if (!now.contains(d)) {
         var prev = status.last() == null ? null : status.last().snapshot().mount(d);
         String name = prev == null ? "device " + d : prev.displayName();
-        sink.emit(Alert.of(EventKind.MOUNT_REMOVED, "no longer watching " + name + ": it went away")
+        boolean stalled = prev != null && PathWalks.shared().stuckPaths().contains(prev.path());
+        sink.emit(Alert.of(EventKind.MOUNT_REMOVED, "no longer watching " + name + (stalled
+            ? ": the path to it is not answering (see mount_stalled); watched again once it does" : ": it went away"))
             .with("SHM_MOUNT", name).with("SHM_CONTAINER", prev == null ? null : prev.container()));
       }
     }

@@ -36,6 +36,7 @@ public final class Observer {
   private final boolean auto;
   private final List<String> configured;
   private final Clock clock;
+  private final PathWalks walks = PathWalks.shared();
   private MountDiscovery.Result lastFound;
   /** The previous pass's holders: files held then are kept apart from the oldest unheld (see SegmentLister). */
   private org.shmguard.model.HolderIndex lastHolders = org.shmguard.model.HolderIndex.empty();
@@ -84,14 +85,26 @@ public final class Observer {
     List<MountContents> contents = new ArrayList<>();
     Set<Dev> devs = new LinkedHashSet<>();
     for (ShmMount m : found.mounts()) {
-      SegmentLister.Listing listing = lister.list(m, lastHolders::isHeld);
-      if (listing.problem() != null) {
-        warnings.add(listing.problem());
+      Listed listed;
+      try {
+        // One bounded walk per mount: listing and statvfs both walk its path.
+        listed = walks.run(m.path(), () -> {
+          List<String> problems = new ArrayList<>();
+          SegmentLister.Listing listing = lister.list(m, lastHolders::isHeld);
+          return new Listed(listing, listing.problem() == null ? usage(m, problems) : null, problems);
+        });
+      } catch (IOException e) {
+        warnings.add(m.displayName() + " is not listed in this pass: " + e.getMessage());
         continue;
       }
-      segments.addAll(listing.segments());
-      contents.add(listing.contents());
-      mounts.add(m.withUsage(usage(m, warnings)));
+      if (listed.listing().problem() != null) {
+        warnings.add(listed.listing().problem());
+        continue;
+      }
+      warnings.addAll(listed.problems());
+      segments.addAll(listed.listing().segments());
+      contents.add(listed.listing().contents());
+      mounts.add(m.withUsage(listed.usage()));
       devs.add(m.dev());
     }
     HolderPass pass = holders.scan(devs);
@@ -106,6 +119,8 @@ public final class Observer {
     return new Snapshot(takenAt, mounts, segments, pass.index(), pass.livePids(), infos, pass.problems(),
         warnings, PidNamespace.isInitial(), pass.processes(), contents);
   }
+
+  private record Listed(SegmentLister.Listing listing, ShmMount.Usage usage, List<String> problems) {}
 
   private static ShmMount.Usage usage(ShmMount m, List<String> warnings) {
     try {
