@@ -68,6 +68,7 @@ public final class Bench {
     }
     if (params.daemon()) {
       DaemonBench.run(results, params, tools);
+      CrowdedBench.run(results, params, tools); // issue 12: memory among a million files
     } else {
       for (String k : List.of("reapDelayMs.p50", "reapDelayMs.p99", "idle.rssMiB", "idle.cpuPercent",
           "startToReadyMs", "burst.missed", "socket.p99Ms")) {

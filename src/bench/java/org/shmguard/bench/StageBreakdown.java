@@ -27,7 +27,7 @@ final class StageBreakdown {
   static void measure(Results r, Config config, int rounds) {
     HostPaths paths = HostPaths.system();
     MountDiscovery discovery = new MountDiscovery(paths);
-    SegmentLister lister = new SegmentLister();
+    SegmentLister lister = new SegmentLister(org.shmguard.engine.Engine.selection(config));
     HolderScanner scanner = new HolderScanner(paths);
     ProcessDetails details = new ProcessDetails(paths);
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();

@@ -2,6 +2,7 @@ package org.shmguard.advice;
 
 import java.io.IOException;
 import java.util.function.Supplier;
+import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
@@ -23,7 +24,8 @@ public final class AdviceResponder {
     static UsageProbe statvfs() {
       return m -> {
         try {
-          FsUsage u = Linux.get().statvfs(m.path());
+          // on a client's thread: a path through a stalled namespace root must not hold its slot
+          FsUsage u = PathWalks.shared().run(m.path(), () -> Linux.get().statvfs(m.path()));
           return new ShmMount.Usage(u.sizeBytes(), u.usedBytes(), u.availableBytes(), u.inodes(), u.freeInodes());
         } catch (IOException e) {
           return null;

@@ -110,12 +110,14 @@ public final class AdviceServer implements Closeable {
   /**
    * Listens at {@code path}, in a directory only root can change (see {@link SocketFile}). A
    * stale socket file (nobody answers on it) is replaced; a live one means another daemon runs,
-   * and this fails saying so.
+   * and this fails saying so ({@link SocketInUseException}).
    */
   public static AdviceServer bind(Path path, AdviceResponder responder, Limits limits) throws IOException {
     SocketFile file;
     try {
       file = SocketFile.bind(path, 64);
+    } catch (SocketInUseException e) {
+      throw e; // names the path already, and the daemon must not start beside the other one
     } catch (IOException e) {
       throw new IOException("cannot listen on " + path + ": " + e.getMessage(), e);
     }

@@ -37,7 +37,7 @@ final class SocketFile implements Closeable {
     this.channel = channel;
   }
 
-  /** Listens at {@code path}; fails if a daemon already answers there. */
+  /** Listens at {@code path}; fails with {@link SocketInUseException} if a daemon already answers there. */
   static SocketFile bind(Path path, int backlog) throws IOException {
     Path abs = path.toAbsolutePath();
     String name = abs.getFileName().toString();
@@ -46,7 +46,8 @@ final class SocketFile implements Closeable {
       StatxResult old = dir.entry(name);
       boolean oursBefore = old != null && isSocket(old) && RootDirectory.ownedByUs(old);
       if (oursBefore && answers(dir.throughHandle(name))) {
-        throw new IOException("another shmguard already answers on " + path + "; stop it or configure another advice.socket");
+        throw new SocketInUseException("another shmguard already answers on " + path
+            + "; stop it (or shmguard.socket, which holds the socket for the service) or configure another advice.socket");
       }
       if (old != null && !oursBefore) {
         LOG.warn("advice socket: replacing what uid {} left at {} (mode {}), without following it", old.uid(), path,

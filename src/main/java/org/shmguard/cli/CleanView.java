@@ -6,7 +6,8 @@ import org.shmguard.engine.Engine;
 import org.shmguard.remedy.ReapOutcome;
 
 /** What {@code clean --json} prints: each candidate with its result and evidence. */
-public record CleanView(String takenAt, boolean dryRun, List<String> blockers, List<Action> actions, long reapedBytes) {
+public record CleanView(String takenAt, boolean dryRun, List<String> blockers, List<Action> actions, long reapedBytes,
+    long notExamined) {
 
   public record Action(String result, String detail, ScanView.SegmentView segment) {}
 
@@ -20,6 +21,11 @@ public record CleanView(String takenAt, boolean dryRun, List<String> blockers, L
       }
     }
     return new CleanView(pass.judgement().snapshot().takenAt().toString(), pass.dryRun(),
-        pass.judgement().plan().blockers(), actions, bytes);
+        pass.judgement().plan().blockers(), actions, bytes, notExamined(pass));
+  }
+
+  /** Files with reapable names this run did not examine (reap.examineLimit per mount): another run reaches them. */
+  static long notExamined(Engine.Pass pass) {
+    return pass.judgement().snapshot().contents().stream().mapToLong(c -> c.unexamined()).sum();
   }
 }

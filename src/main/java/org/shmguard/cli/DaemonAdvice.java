@@ -12,6 +12,7 @@ import java.util.function.BiConsumer;
 import org.shmguard.advice.AdviceService;
 import org.shmguard.advice.HostActions;
 import org.shmguard.advice.ProtocolException;
+import org.shmguard.advice.SocketInUseException;
 import org.shmguard.config.Config;
 import org.shmguard.daemon.Alert;
 import org.shmguard.daemon.AlertSink;
@@ -54,7 +55,11 @@ final class DaemonAdvice implements Closeable {
     this.remounter = remounter;
   }
 
-  /** Opens the advice socket (if enabled) before the daemon starts, so it answers once READY is sent. */
+  /**
+   * Opens the advice socket (if enabled) before the daemon starts, so it answers once READY is
+   * sent. A socket it cannot make is logged and the daemon goes on without it; another daemon
+   * answering there is thrown ({@link SocketInUseException}): this one must not start.
+   */
   static DaemonAdvice start(Config config, HostPaths paths, AlertSink sink, BiConsumer<String, ShmMount> answered)
       throws IOException {
     Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC());
@@ -64,6 +69,8 @@ final class DaemonAdvice implements Closeable {
       try {
         advice.service = AdviceService.start(config, paths, advice.actions());
         advice.service.onAnswer(answered);
+      } catch (SocketInUseException e) {
+        throw e;
       } catch (IOException e) {
         LOG.error("no advice socket: {}; reaping goes on without it", e.getMessage());
       }
@@ -97,7 +104,7 @@ final class DaemonAdvice implements Closeable {
         }
         Engine.Pass pass;
         try {
-          pass = dryRun ? d.dryRunPass() : d.passNow().get(CLEAN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+          pass = (dryRun ? d.dryRunPass() : d.passNow()).get(CLEAN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           throw new ProtocolException(ProtocolException.FAILED, "interrupted");

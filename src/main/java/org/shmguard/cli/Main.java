@@ -9,19 +9,21 @@ import picocli.CommandLine.Command;
 
 /**
  * The {@code shmguard} command line. Exit status: 0 ok, 1 a problem found, 2 usage,
- * 70 internal error, 78 bad configuration (EX_CONFIG).
+ * 70 internal error, 75 (daemon) another daemon already runs, 78 bad configuration (EX_CONFIG).
  */
 @Command(name = "shmguard", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
     description = "Keeps every shared-memory tmpfs on a GPU host healthy: finds NCCL segments leaked by dead jobs, proves nobody holds them, and reaps them with evidence.",
     subcommands = {ScanCommand.class, CleanCommand.class, DaemonCommand.class, DoctorCommand.class, AdviseCommand.class, CheckCommand.class,
         CommandLine.HelpCommand.class},
-    footer = {"", "Exit status: 0 ok, 1 a problem found, 2 usage, 70 internal error, 78 bad configuration.",
+    footer = {"", "Exit status: 0 ok, 1 a problem found, 2 usage, 70 internal error, 75 (daemon) another daemon already runs, 78 bad configuration.",
         "Configuration: /etc/shmguard/shmguard.yaml (see the README for every key)."})
 public final class Main implements Runnable {
   public static final int EXIT_OK = 0;
   public static final int EXIT_PROBLEM = 1;
   public static final int EXIT_USAGE = 2;
   public static final int EXIT_SOFTWARE = 70;
+  /** EX_TEMPFAIL: the daemon did not start because another one already runs; worth retrying later. */
+  public static final int EXIT_TEMPFAIL = 75;
   public static final int EXIT_CONFIG = 78;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

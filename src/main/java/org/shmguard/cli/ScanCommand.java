@@ -9,7 +9,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "scan", mixinStandardHelpOptions = true,
-    description = "Show every watched shm mount and every file in it: size, age, NCCL kind, holders and verdict. Changes nothing on the host.",
+    description = "Show every watched shm mount with its file counts, and each file a reap pattern allows (the oldest reap.examineLimit per mount): size, age, NCCL kind, holders and verdict. Changes nothing on the host.",
     footer = {"", "Verdicts: held, grace (unheld but recent), leaked, failed-creation (0-byte NCCL file), ignored.",
         "Exit status: 0 done, 2 usage, 78 bad configuration."})
 final class ScanCommand implements Callable<Integer> {

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.shmguard.model.HolderRef;
+import org.shmguard.model.MountContents;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
@@ -35,7 +36,13 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
       long hiddenBytes,
       int segments,
       List<HiddenView> hidden,
-      String reportOnly) {}
+      String reportOnly,
+      Long fileBytes,
+      Long otherEntries,
+      Long matching,
+      Long examined,
+      Long notExamined,
+      String note) {}
 
   public record HiddenView(String path, long bytes, List<HolderView> holders) {}
 
@@ -67,11 +74,14 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
         }
         hidden.add(new HiddenView(h.path(), h.bytes(), hv));
       }
+      MountContents c = snap.contents(m.dev());
       mounts.add(new MountView(m.path(), m.mountPoint(), m.dev().toString(), m.origin().label(), m.container(),
           m.namespace(), m.options(),
           u == null ? null : u.sizeBytes(), u == null ? null : u.usedBytes(), u == null ? null : u.freeBytes(),
           u == null ? null : Math.round(u.usedFraction() * 1000) / 10.0,
-          r.hiddenBytes(), r.segments(), hidden, m.reportOnly()));
+          r.hiddenBytes(), r.segments(), hidden, m.reportOnly(),
+          c == null ? null : c.fileBytes(), c == null ? null : c.otherEntries(), c == null ? null : c.matching(),
+          c == null ? null : (long) c.examined(), c == null ? null : c.unexamined(), note(c)));
     }
     List<SegmentView> segments = new ArrayList<>();
     for (Assessment a : j.segments()) {
@@ -80,6 +90,27 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     return new ScanView(snap.takenAt().toString(),
         new Pass(snap.processesScanned(), snap.complete(), snap.hostPidNamespace(), snap.problems(), snap.warnings()),
         mounts, segments);
+  }
+
+  /**
+   * What the segment list leaves out for this mount, in one sentence, or null when it shows every
+   * file: files no pattern allows are counted only, and at most reap.examineLimit others are listed.
+   */
+  static String note(MountContents c) {
+    if (c == null || c.files() == c.examined()) {
+      return null;
+    }
+    StringBuilder sb = new StringBuilder();
+    if (c.unexamined() > 0) {
+      sb.append(c.unexamined()).append(" more files with reapable names not shown (reap.examineLimit is ")
+          .append(c.limit()).append("; the oldest are shown)");
+    }
+    long others = c.files() - c.matching();
+    if (others > 0) {
+      sb.append(sb.length() == 0 ? "" : "; ").append(others)
+          .append(" files whose names no reap pattern allows (or reap.deny names) are counted, not listed");
+    }
+    return sb.toString();
   }
 
   static SegmentView segment(Assessment a, Snapshot snap) {

@@ -38,9 +38,15 @@ final class TextReport {
             .append(" ").append(h.path()).append(" held by ").append(describe(snap, h.pids())).append('\n');
       }
     }
+    for (MountReport r : j.mounts()) {
+      String note = ScanView.note(snap.contents(r.mount().dev()));
+      if (note != null) {
+        out.append("  ").append(r.mount().displayName()).append(": ").append(note).append('\n');
+      }
+    }
     out.append('\n');
     if (j.segments().isEmpty()) {
-      out.append("No files in the watched mounts.\n");
+      out.append("No files with reapable names (reap.patterns) in the watched mounts.\n");
     } else {
       Table segs = new Table("MOUNT", "NAME", "ALLOC", "AGE", "KIND", "VERDICT", "HOLDERS / REASON");
       for (Assessment a : j.segments()) {
@@ -60,7 +66,8 @@ final class TextReport {
     if (pass.outcomes().isEmpty()) {
       long leaked = j.segments().stream().filter(a -> a.verdict().reapable()).count();
       out.append(leaked == 0 ? "Nothing to reap" : leaked + " leaked, none reaped")
-          .append(" (").append(j.segments().size()).append(" files in ").append(j.mounts().size()).append(" mounts).\n");
+          .append(" (").append(j.snapshot().contents().stream().mapToLong(c -> c.files()).sum()).append(" files in ")
+          .append(j.mounts().size()).append(" mounts).\n");
     }
     long bytes = 0;
     for (ReapOutcome o : pass.outcomes()) {
@@ -74,6 +81,11 @@ final class TextReport {
     }
     if (!pass.outcomes().isEmpty()) {
       out.append(pass.dryRun() ? "Would free " : "Freed ").append(Bytes.human(bytes)).append(".\n");
+    }
+    long more = CleanView.notExamined(pass);
+    if (more > 0) {
+      out.append(more).append(" more files with reapable names were not examined (reap.examineLimit per mount);"
+          + " run clean again to reach them.\n");
     }
     footer(out, j);
     return out.toString();

@@ -31,7 +31,13 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
     return mounts.stream().filter(m -> !m.equals("auto")).toList();
   }
 
-  public record Reap(boolean dryRun, Duration grace, List<Glob> patterns, List<Glob> deny, boolean requireHostPidNamespace) {
+  /**
+   * Reaping.
+   *
+   * @param examineLimit the most files a pass keeps per mount for judging: the oldest whose names a pattern allows
+   */
+  public record Reap(boolean dryRun, Duration grace, List<Glob> patterns, List<Glob> deny, boolean requireHostPidNamespace,
+      int examineLimit) {
     public ReapPolicy policy() {
       return new ReapPolicy(grace, patterns, deny, requireHostPidNamespace);
     }
@@ -105,7 +111,8 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
             (Duration) v.get("reap.grace"),
             (List<Glob>) v.get("reap.patterns"),
             (List<Glob>) v.get("reap.deny"),
-            (Boolean) v.get("reap.requireHostPidNamespace")),
+            (Boolean) v.get("reap.requireHostPidNamespace"),
+            (Integer) v.get("reap.examineLimit")),
         new Daemon((Duration) v.get("daemon.interval"), (Duration) v.get("daemon.rediscover"),
             (Duration) v.get("daemon.settle"), (Integer) v.get("daemon.watchHolders"), (String) v.get("daemon.summary")),
         new Log((String) v.get("log.level")),

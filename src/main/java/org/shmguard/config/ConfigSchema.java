@@ -23,6 +23,7 @@ final class ConfigSchema {
     k.put("reap.patterns", Types.reapPatterns());
     k.put("reap.deny", Types.globs());
     k.put("reap.requireHostPidNamespace", Types.bool());
+    k.put("reap.examineLimit", Types.integer(1, 1_000_000)); // memory bound per mount (issue 12)
     k.put("daemon.interval", Types.duration(Duration.ofMillis(100), Duration.ofDays(1)));
     k.put("daemon.rediscover", Types.duration(Duration.ofMillis(100), Duration.ofHours(1)));
     k.put("daemon.settle", Types.duration(Duration.ZERO, Duration.ofSeconds(10)));

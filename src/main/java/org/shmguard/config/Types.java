@@ -144,8 +144,56 @@ final class Types {
       if (host.isEmpty() || integerOrNull(text.substring(colon + 1), 0, 65535) == null) {
         throw new IllegalArgumentException("\"" + text + "\" is not host:port with a port from 0 (any free port) to 65535");
       }
+      String wrong = listenHostProblem(host);
+      if (wrong != null) {
+        throw new IllegalArgumentException("\"" + text + "\": " + wrong);
+      }
       return text;
     });
+  }
+
+  private static final java.util.regex.Pattern HOST_LABEL = java.util.regex.Pattern.compile("[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?");
+  private static final java.util.regex.Pattern DOTTED_NUMBERS = java.util.regex.Pattern.compile("[0-9.]+");
+
+  /**
+   * What is wrong with the host of a listen address, or null: it must be an IPv4 address, an IPv6
+   * address in brackets, or a host name. Only the syntax is checked here; whether the address is
+   * on this host, or the name resolves, is the daemon's to find out (and retry) when it listens.
+   */
+  private static String listenHostProblem(String host) {
+    if (host.startsWith("[") || host.endsWith("]")) {
+      String inside = host.length() >= 2 && host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : "";
+      // A zone (fe80::1%eth0) names an interface that may come later: only its syntax is checked.
+      int zone = inside.indexOf('%');
+      String address = zone < 0 ? inside : inside.substring(0, zone);
+      if (!address.contains(":") || !address.matches("[0-9A-Fa-f:.]+")
+          || (zone >= 0 && !inside.substring(zone + 1).matches("[A-Za-z0-9_.-]{1,15}"))) {
+        return "\"" + host + "\" is not an IPv6 address in brackets, such as [::1]";
+      }
+      try {
+        // A bracketed literal is parsed, never looked up: InetAddress refuses a bracketed non-literal.
+        java.net.InetAddress.getByName("[" + address + "]");
+        return null;
+      } catch (java.net.UnknownHostException e) {
+        return "\"" + host + "\" is not an IPv6 address in brackets, such as [::1]";
+      }
+    }
+    if (host.contains(":")) {
+      return "an IPv6 address needs brackets, such as [::1]:9477";
+    }
+    if (DOTTED_NUMBERS.matcher(host).matches()) {
+      String[] parts = host.split("\\.", -1);
+      boolean ok = parts.length == 4;
+      for (String p : parts) {
+        ok &= !p.isEmpty() && p.length() <= 3 && integerOrNull(p, 0, 255) != null;
+      }
+      return ok ? null : "\"" + host + "\" is not an IPv4 address such as 127.0.0.1";
+    }
+    String name = host.endsWith(".") ? host.substring(0, host.length() - 1) : host;
+    if (name.length() > 253 || java.util.Arrays.stream(name.split("\\.", -1)).anyMatch(l -> !HOST_LABEL.matcher(l).matches())) {
+      return "\"" + host + "\" is neither an IP address nor a host name (letters, digits and -, in dot-separated labels)";
+    }
+    return null;
   }
 
   private static Integer integerOrNull(String text, int min, int max) {

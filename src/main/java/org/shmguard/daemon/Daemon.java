@@ -9,6 +9,7 @@ import org.shmguard.config.Config;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
 import org.shmguard.host.MountDiscovery;
+import org.shmguard.host.PathWalks;
 import org.shmguard.host.ProcessDetails;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.nativ.Inotify;
@@ -31,13 +32,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class Daemon implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
-  private final Engine engine;
   private final Worker worker;
   private final Thread thread;
   private final Schedules schedules;
 
-  private Daemon(Engine engine, Worker worker, Thread thread, Schedules schedules) {
-    this.engine = engine;
+  private Daemon(Worker worker, Thread thread, Schedules schedules) {
     this.worker = worker;
     this.thread = thread;
     this.schedules = schedules;
@@ -54,6 +53,12 @@ public final class Daemon implements AutoCloseable {
    */
   public static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
       List<Consumer<Engine.Pass>> listeners) throws IOException {
+    return start(config, paths, sink, notifier, listeners, PassThread.DEADLINE);
+  }
+
+  /** As above, with the deadline after which a running pass counts as stalled (tests shorten it). */
+  static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
+      List<Consumer<Engine.Pass>> listeners, Duration passDeadline) throws IOException {
     Config.Daemon d = config.daemon();
     LOG.info("shmguard starting with {}: sweep every {}, rediscovery every {}, grace {}, patterns {}, deny {}{}; {}",
         config.source(), Durations.human(d.interval()), Durations.human(d.rediscover()),
@@ -71,8 +76,14 @@ public final class Daemon implements AutoCloseable {
           return info == null ? null : info.startTicks();
         }),
         poll, sink, notifier, d.settle(), config.reap().grace(),
-        new CapacityAlerts(new CapacityPolicy(c.warn(), c.critical(), c.hysteresis()), c.topHolders()));
+        new CapacityAlerts(new CapacityPolicy(c.warn(), c.critical(), c.hysteresis()), c.topHolders()), passDeadline);
     listeners.forEach(worker::addListener);
+    PathWalks.shared().onStallAndRecovery(
+        path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " did not answer within "
+            + PathWalks.DEADLINE.toMillis() + " ms (its filesystem, or one on the way to it, is not answering);"
+            + " the mount behind it is skipped until it does").with("SHM_PATH", path)),
+        path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " answers again; the mount behind it is watched"
+            + " from the next pass").with("SHM_PATH", path).with("SHM_RECOVERED", 1)));
     Thread thread = new Thread(() -> {
       try {
         worker.run();
@@ -82,7 +93,7 @@ public final class Daemon implements AutoCloseable {
     }, "shmguard-worker");
     thread.start();
     try {
-      return new Daemon(engine, worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()));
+      return new Daemon(worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()));
     } catch (org.quartz.SchedulerException | IllegalArgumentException e) {
       worker.stop();
       throw new IOException("cannot start the schedules: " + e.getMessage(), e);
@@ -109,9 +120,12 @@ public final class Daemon implements AutoCloseable {
     return worker.passNow();
   }
 
-  /** A pass that decides and reaps nothing, run on the caller's thread; the engine serialises it with the worker's. */
-  public Engine.Pass dryRunPass() {
-    return engine.clean(true);
+  /**
+   * A pass that decides and reaps nothing, run after any pass in progress on the daemon's pass
+   * thread; the caller bounds its wait, so a pass stuck in the kernel holds no caller's thread.
+   */
+  public CompletableFuture<Engine.Pass> dryRunPass() {
+    return worker.dryRunNow();
   }
 
   /** Asks for the journal summary now, as its cron schedule would. */

@@ -12,9 +12,15 @@ import org.shmguard.policy.Verdict;
  * @param reaped segments reaped since start
  * @param lastPassNanos how long the latest pass (observe, judge, reap with its confirming pass) took
  * @param last the latest judgement, or null before the first pass
+ * @param residentBytes the daemon's resident memory after the latest pass (VmRSS), or -1 if unknown
  */
 public record DaemonStatus(long passes, long reaped, long overflows, int watchedMounts, int watchedHolders,
-    long lastPassNanos, Judgement last) {
+    long lastPassNanos, Judgement last, long residentBytes) {
+
+  public DaemonStatus(long passes, long reaped, long overflows, int watchedMounts, int watchedHolders,
+      long lastPassNanos, Judgement last) {
+    this(passes, reaped, overflows, watchedMounts, watchedHolders, lastPassNanos, last, -1);
+  }
 
   /** One line for systemd's STATUS=: mounts, segments, leaked, reaped, the fullest mount. */
   public String line() {
@@ -34,6 +40,13 @@ public record DaemonStatus(long passes, long reaped, long overflows, int watched
     }
     if (fullest != null) {
       sb.append(String.format(", fullest %s at %.0f%%", fullest.displayName(), 100 * fullest.usage().usedFraction()));
+    }
+    long unexamined = last.snapshot().contents().stream().mapToLong(c -> c.unexamined()).sum();
+    if (unexamined > 0) {
+      sb.append(", ").append(unexamined).append(" more not examined yet");
+    }
+    if (residentBytes > 0) {
+      sb.append(", RSS ").append(residentBytes >> 20).append(" MiB");
     }
     if (!last.plan().blockers().isEmpty()) {
       sb.append("; not reaping: the /proc pass is incomplete");

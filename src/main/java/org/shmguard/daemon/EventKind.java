@@ -18,7 +18,12 @@ public enum EventKind {
   SUMMARY("summary", "dfab499441854ec4b590b4f8518c3162", 6),
   REMOUNT_GROWN("remount_grown", "c8d011c3edc44e52a5e7b959860d98a6", 5),
   REMOUNT_REFUSED("remount_refused", "d334f009b14a4e77a397ccb79d857e69", 4),
-  REMOUNT_FAILED("remount_failed", "50116415299f40b79bbd5a9e1f195a08", 3);
+  REMOUNT_FAILED("remount_failed", "50116415299f40b79bbd5a9e1f195a08", 3),
+  METRICS_UNAVAILABLE("metrics_unavailable", "cb73e8cb0dbd46bdbc92d50d32dea89c", 4),
+  METRICS_LISTENING("metrics_listening", "6707deba42bf491084fdcc92d4814869", 5),
+  TOO_MANY_FILES("too_many_files", "8bda90d0ac6348149f7c04c30ae2e3fc", 4),
+  MOUNT_STALLED("mount_stalled", "13c84e68de4345349a8b268344efdadc", 4),
+  PASS_STALLED("pass_stalled", "5fa9c51f142649bda4b676ed3ddb28a3", 3);
 
   private final String label;
   private final String messageId;

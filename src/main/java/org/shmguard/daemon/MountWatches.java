@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
 import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.Inotify;
@@ -73,7 +74,8 @@ final class MountWatches implements AutoCloseable {
         continue;
       }
       try {
-        wdByDev.put(m.dev(), inotify.watch(m.path(), Inotify.SEGMENT_EVENTS));
+        // inotify_add_watch walks the path, as listing does: bounded the same way
+        wdByDev.put(m.dev(), PathWalks.shared().run(m.path(), () -> inotify.watch(m.path(), Inotify.SEGMENT_EVENTS)));
         pathByDev.put(m.dev(), m.path());
         added = true;
       } catch (IOException e) {

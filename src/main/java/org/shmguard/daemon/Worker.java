@@ -16,6 +16,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.MountDiscovery;
+import org.shmguard.host.SelfMemory;
+import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
@@ -29,10 +31,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The daemon's one worker thread: waits on inotify, holder pidfds and requests at once, runs one
- * full pass (observe, judge, reap) per burst of triggers, reports what the pass found, and pings
- * systemd's watchdog. All the work happens here, so a hung pass stops the pings and systemd
- * restarts the daemon.
+ * The daemon's worker thread: waits on inotify, holder pidfds and requests at once, has one full
+ * pass (observe, judge, reap) run per burst of triggers, reports what the pass found, and pings
+ * systemd's watchdog. The pass runs on the {@link PassThread}, which this thread waits for in
+ * short slices, so a stop request is honoured at once whatever the kernel does to the pass.
  */
 final class Worker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
@@ -57,6 +59,14 @@ final class Worker implements Runnable {
   private final Duration grace;
   private final SegmentAlerts segmentAlerts = new SegmentAlerts();
   private final CapacityAlerts capacityAlerts;
+  private final FileCountAlerts fileCountAlerts = new FileCountAlerts();
+  /**
+   * Spaces the passes that inotify, a holder's exit or a segment leaving its grace ask for, once
+   * two seconds of them have run back to back (see PassBudget). Requests, sweeps and zombie retries do
+   * not wait.
+   */
+  private final PassBudget budget = new PassBudget();
+  private final PassThread passThread;
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
@@ -74,6 +84,10 @@ final class Worker implements Runnable {
   /** When the first unheld segment now in its grace becomes reapable: a pass is due then, not at the next sweep. */
   private long graceEndsAt = -1;
   private Set<Dev> knownMounts = new HashSet<>();
+  /** The soonest an event-triggered pass may run (PassBudget). */
+  private long eventsNotBefore = -1;
+  /** Whether a request (sweep, rediscovery) is among what made the pending pass due: it does not wait for the gap. */
+  private boolean requested;
 
   /** Looks for the current set of mounts without a full pass. */
   interface Rediscovery {
@@ -81,7 +95,7 @@ final class Worker implements Runnable {
   }
 
   Worker(Engine engine, Rediscovery rediscovery, MountWatches mounts, ExitWatches exits, Poll poll, AlertSink sink,
-      ServiceNotifier notifier, Duration settle, Duration grace, CapacityAlerts capacityAlerts) {
+      ServiceNotifier notifier, Duration settle, Duration grace, CapacityAlerts capacityAlerts, Duration passDeadline) {
     this.engine = engine;
     this.rediscovery = rediscovery;
     this.mounts = mounts;
@@ -92,6 +106,7 @@ final class Worker implements Runnable {
     this.settleNanos = settle.toNanos();
     this.grace = grace;
     this.capacityAlerts = capacityAlerts;
+    this.passThread = new PassThread(passDeadline, sink, notifier);
   }
 
   static Rediscovery rediscovery(MountDiscovery discovery, boolean auto, List<String> configured) {
@@ -125,6 +140,11 @@ final class Worker implements Runnable {
     return f;
   }
 
+  /** A pass that reaps nothing, on the pass thread (after any pass running there), and its result. */
+  CompletableFuture<Engine.Pass> dryRunNow() {
+    return passThread.submit(() -> engine.clean(true));
+  }
+
   void stop() {
     stopping = true;
     poll.wake();
@@ -147,8 +167,10 @@ final class Worker implements Runnable {
   public void run() {
     try {
       passSafely();
-      notifier.ready(status.line());
-      ready = true;
+      if (!stopping) {
+        notifier.ready(status.line());
+        ready = true;
+      }
       while (!stopping) {
         waitAndHandle();
       }
@@ -156,6 +178,7 @@ final class Worker implements Runnable {
       failed = true;
       LOG.error("the worker loop failed: {}", e.toString(), e);
     } finally {
+      passThread.close();
       failWaiters(new IllegalStateException("the daemon is stopping"));
       notifier.stopping();
       exits.close();
@@ -188,24 +211,36 @@ final class Worker implements Runnable {
     }
     for (Request r : takeRequests()) {
       switch (r) {
-        case SWEEP -> due(now - settleNanos);
+        case SWEEP -> {
+          due(now - settleNanos);
+          requested = true;
+        }
         case REDISCOVER -> {
-          if (!rediscovery.mounts().equals(knownMounts)) {
+          // discovery reads every namespace's mounts: off this thread, as a pass is
+          Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping, this::pingWatchdog);
+          if (found != null && !found.equals(knownMounts)) {
             due(now - settleNanos);
+            requested = true;
           }
         }
         case SUMMARY -> summary();
       }
     }
     now = System.nanoTime();
-    boolean settled = pendingSince >= 0 && now - pendingSince >= settleNanos;
+    boolean settled = pendingSince >= 0 && now - pendingSince >= settleNanos && (requested || now >= eventsNotBefore);
     boolean retry = retryAt >= 0 && now >= retryAt;
-    boolean graceOver = graceEndsAt >= 0 && now >= graceEndsAt;
+    boolean graceOver = graceEndsAt >= 0 && now >= Math.max(graceEndsAt, eventsNotBefore);
     if (settled || retry || graceOver) {
       passSafely();
     }
-    if (notifier.watchdogDue(System.nanoTime())) {
-      notifier.watchdog(System.nanoTime());
+    pingWatchdog();
+  }
+
+  /** WATCHDOG=1 when due, once READY=1 was sent: from this loop, and while it waits for a pass that is on time. */
+  private void pingWatchdog() {
+    long now = System.nanoTime();
+    if (ready && notifier.watchdogDue(now)) {
+      notifier.watchdog(now);
     }
   }
 
@@ -224,13 +259,17 @@ final class Worker implements Runnable {
   private int timeoutMs(long now) {
     long wait = Long.MAX_VALUE;
     if (pendingSince >= 0) {
-      wait = Math.min(wait, pendingSince + settleNanos - now);
+      long at = pendingSince + settleNanos;
+      if (!requested && eventsNotBefore > at) {
+        at = eventsNotBefore;
+      }
+      wait = Math.min(wait, at - now);
     }
     if (retryAt >= 0) {
       wait = Math.min(wait, retryAt - now);
     }
     if (graceEndsAt >= 0) {
-      wait = Math.min(wait, graceEndsAt - now);
+      wait = Math.min(wait, Math.max(graceEndsAt, eventsNotBefore) - now);
     }
     Duration wd = notifier.watchdogPeriod();
     if (wd != null) {
@@ -254,6 +293,7 @@ final class Worker implements Runnable {
     pendingSince = -1;
     retryAt = -1;
     graceEndsAt = -1;
+    requested = false;
     try {
       pass();
     } catch (RuntimeException e) {
@@ -269,11 +309,16 @@ final class Worker implements Runnable {
     }
     Engine.Pass pass;
     try {
-      pass = engine.clean(false, !rediscover);
+      boolean sameMounts = !rediscover;
+      pass = passThread.run(() -> engine.clean(false, sameMounts), () -> stopping, this::pingWatchdog);
       rediscover = false;
     } catch (RuntimeException e) {
       served.forEach(f -> f.completeExceptionally(e));
       throw e;
+    }
+    if (pass == null) {
+      served.forEach(f -> f.completeExceptionally(new IllegalStateException("the daemon is stopping")));
+      return;
     }
     long took = pass.took().toNanos();
     Judgement j = pass.judgement();
@@ -283,7 +328,14 @@ final class Worker implements Runnable {
     reportMounts(j);
     capacityAlerts.report(j, sink);
     segmentAlerts.report(pass, sink);
+    fileCountAlerts.report(j.snapshot(), sink);
     long reapedNow = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
+    long end = System.nanoTime();
+    budget.spent(took, end);
+    eventsNotBefore = budget.nextAt(end);
+    if (reapedNow > 0 && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0)) {
+      dueOnExit(end - settleNanos); // more files than one pass examines, and this one made room: the next batch
+    }
     if (mounts.sync(j.snapshot().mounts())) {
       due(System.nanoTime() - settleNanos); // files created before a new watch existed: look once more
     }
@@ -294,7 +346,7 @@ final class Worker implements Runnable {
     graceEndsAt = graceEnd(j, System.nanoTime());
     DaemonStatus before = status;
     status = new DaemonStatus(before.passes() + 1, before.reaped() + reapedNow, mounts.overflows(), mounts.size(),
-        exits.size(), took, j);
+        exits.size(), took, j, SelfMemory.residentBytes());
     LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
         status.line());
     if (ready) {
@@ -375,7 +427,9 @@ final class Worker implements Runnable {
       if (!now.contains(d)) {
         var prev = status.last() == null ? null : status.last().snapshot().mount(d);
         String name = prev == null ? "device " + d : prev.displayName();
-        sink.emit(Alert.of(EventKind.MOUNT_REMOVED, "no longer watching " + name + ": it went away")
+        boolean stalled = prev != null && PathWalks.shared().stuckPaths().contains(prev.path());
+        sink.emit(Alert.of(EventKind.MOUNT_REMOVED, "no longer watching " + name + (stalled
+            ? ": the path to it is not answering (see mount_stalled); watched again once it does" : ": it went away"))
             .with("SHM_MOUNT", name).with("SHM_CONTAINER", prev == null ? null : prev.container()));
       }
     }

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.shmguard.host.HostPaths;
+import org.shmguard.host.PathWalks;
 
 /**
  * The NVIDIA devices a container sees: the {@code /dev/nvidiaN} nodes and IMEX channels in the
@@ -30,9 +31,19 @@ public record NamespaceDevices(List<Integer> gpuMinors, List<Integer> imexChanne
   public interface Lookup {
     NamespaceDevices of(int pid);
 
-    /** Reads /proc/PID/root/dev under the host root. */
+    /**
+     * Reads /proc/PID/root/dev under the host root: a walk through the namespace's root, which
+     * may be a filesystem that stopped answering, so it is bounded; then it counts as unreadable.
+     */
     static Lookup from(HostPaths paths) {
-      return pid -> read(paths.proc(Integer.toString(pid), "root", "dev"));
+      return pid -> {
+        Path dev = paths.proc(Integer.toString(pid), "root", "dev");
+        try {
+          return PathWalks.shared().run(dev.toString(), () -> read(dev));
+        } catch (IOException e) {
+          return unreadable();
+        }
+      };
     }
   }
 

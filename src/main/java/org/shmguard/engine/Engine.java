@@ -5,6 +5,7 @@ import java.util.List;
 import org.shmguard.config.Config;
 import org.shmguard.host.HostPaths;
 import org.shmguard.host.Observer;
+import org.shmguard.host.SegmentLister;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.HolderHistory;
 import org.shmguard.policy.Judge;
@@ -43,8 +44,17 @@ public final class Engine {
 
   public static Engine create(Config config, HostPaths paths, Clock clock) {
     Observer observer = new Observer(paths, config.autoDiscover(), config.mountPaths(),
-        config.namespaces().actInUserNamespaces(), clock);
+        config.namespaces().actInUserNamespaces(), clock, selection(config));
     return new Engine(observer, new Reaper(observer.holderScanner()::scan), config.reap().policy(), config.reap().dryRun());
+  }
+
+  /**
+   * Which files a pass keeps per mount: those the reap policy examines, the oldest
+   * {@code reap.examineLimit} of them. Every other file is only counted.
+   */
+  public static SegmentLister.Selection selection(Config config) {
+    ReapPolicy policy = config.reap().policy();
+    return new SegmentLister.Selection(policy::examines, config.reap().examineLimit());
   }
 
   /**

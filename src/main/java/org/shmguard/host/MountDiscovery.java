@@ -123,6 +123,11 @@ public final class MountDiscovery {
       if (MountReach.leadsTo(c.path(), c.entry().mountId(), dev)) {
         return c;
       }
+      if (PathWalks.shared().stuckPaths().contains(c.path())) {
+        // a root that stopped answering: the other candidates of a namespace walk through it too
+        warnings.add("the tmpfs with device " + dev + " is not watched for now: " + c.path() + " is not answering");
+        return null;
+      }
     }
     warnings.add("the tmpfs with device " + dev + " cannot be reached (tried "
         + String.join(", ", candidates.stream().map(Candidate::path).toList()) + "); not watched");

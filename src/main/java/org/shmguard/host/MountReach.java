@@ -21,11 +21,20 @@ public final class MountReach {
 
   /** Whether {@code path} leads now to the root of mount {@code mountId}, which is on {@code dev}. */
   public static boolean leadsTo(String path, long mountId, Dev dev) {
-    try (MountHandle h = MountCalls.get().openMountRoot(path)) {
+    try (MountHandle h = walk(path)) {
       return h.identity().isRootOf(mountId, dev.major(), dev.minor());
     } catch (IOException e) {
       return false; // gone, or not reachable from here
     }
+  }
+
+  /**
+   * Opens the handle: a walk through a namespace's root, which can be a FUSE or network
+   * filesystem that stopped answering, so it is bounded by {@link PathWalks}; once the handle is
+   * open, everything done through it stays on the tmpfs.
+   */
+  private static MountHandle walk(String path) throws IOException {
+    return PathWalks.shared().run(path, () -> MountCalls.get().openMountRoot(path));
   }
 
   /** Why {@code id} is not the root of {@code mount}'s verified mount, or null when it is. */
@@ -48,7 +57,7 @@ public final class MountReach {
     if (!mount.mayAct()) {
       throw new IOException("shmguard only reports " + mount.displayName() + ": " + mount.reportOnly());
     }
-    MountHandle h = MountCalls.get().openMountRoot(mount.path());
+    MountHandle h = walk(mount.path());
     try {
       String why = mismatch(h.identity(), mount);
       if (why != null) {

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.shmguard.model.Dev;
+import org.shmguard.model.MountContents;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
@@ -26,6 +27,8 @@ import org.shmguard.nativ.Linux;
  * }</pre>
  */
 public final class Observer {
+  /** reap.examineLimit's shipped default. */
+  public static final int DEFAULT_LIMIT = 10_000;
   private final MountDiscovery discovery;
   private final SegmentLister lister;
   private final HolderScanner holders;
@@ -33,16 +36,24 @@ public final class Observer {
   private final boolean auto;
   private final List<String> configured;
   private final Clock clock;
+  private final PathWalks walks = PathWalks.shared();
   private MountDiscovery.Result lastFound;
+  /** The previous pass's holders: files held then are kept apart from the oldest unheld (see SegmentLister). */
+  private org.shmguard.model.HolderIndex lastHolders = org.shmguard.model.HolderIndex.empty();
 
+  /** An observer that keeps every regular file, up to {@link #DEFAULT_LIMIT} per mount: for tools that judge names themselves. */
   public Observer(HostPaths paths, boolean auto, List<String> configured, Clock clock) {
-    this(paths, auto, configured, false, clock);
+    this(paths, auto, configured, false, clock, SegmentLister.Selection.everything(DEFAULT_LIMIT));
   }
 
-  /** @param actInUserNamespaces see {@link MountDiscovery#MountDiscovery(HostPaths, boolean)} */
-  public Observer(HostPaths paths, boolean auto, List<String> configured, boolean actInUserNamespaces, Clock clock) {
+  /**
+   * @param actInUserNamespaces see {@link MountDiscovery#MountDiscovery(HostPaths, boolean)}
+   * @param selection which files each mount's listing keeps, and how many at most
+   */
+  public Observer(HostPaths paths, boolean auto, List<String> configured, boolean actInUserNamespaces, Clock clock,
+      SegmentLister.Selection selection) {
     this.discovery = new MountDiscovery(paths, actInUserNamespaces);
-    this.lister = new SegmentLister();
+    this.lister = new SegmentLister(selection);
     this.holders = new HolderScanner(paths);
     this.details = new ProcessDetails(paths);
     this.auto = auto;
@@ -71,18 +82,33 @@ public final class Observer {
     List<String> warnings = new ArrayList<>(found.warnings());
     List<ShmMount> mounts = new ArrayList<>();
     List<Segment> segments = new ArrayList<>();
+    List<MountContents> contents = new ArrayList<>();
     Set<Dev> devs = new LinkedHashSet<>();
     for (ShmMount m : found.mounts()) {
-      SegmentLister.Listing listing = lister.list(m);
-      if (listing.problem() != null) {
-        warnings.add(listing.problem());
+      Listed listed;
+      try {
+        // One bounded walk per mount: listing and statvfs both walk its path.
+        listed = walks.run(m.path(), () -> {
+          List<String> problems = new ArrayList<>();
+          SegmentLister.Listing listing = lister.list(m, lastHolders::isHeld);
+          return new Listed(listing, listing.problem() == null ? usage(m, problems) : null, problems);
+        });
+      } catch (IOException e) {
+        warnings.add(m.displayName() + " is not listed in this pass: " + e.getMessage());
         continue;
       }
-      segments.addAll(listing.segments());
-      mounts.add(m.withUsage(usage(m, warnings)));
+      if (listed.listing().problem() != null) {
+        warnings.add(listed.listing().problem());
+        continue;
+      }
+      warnings.addAll(listed.problems());
+      segments.addAll(listed.listing().segments());
+      contents.add(listed.listing().contents());
+      mounts.add(m.withUsage(listed.usage()));
       devs.add(m.dev());
     }
     HolderPass pass = holders.scan(devs);
+    lastHolders = pass.index();
     Map<Integer, ProcessInfo> infos = new HashMap<>();
     for (int pid : pass.index().pids()) {
       ProcessInfo info = details.read(pid);
@@ -91,8 +117,10 @@ public final class Observer {
       }
     }
     return new Snapshot(takenAt, mounts, segments, pass.index(), pass.livePids(), infos, pass.problems(),
-        warnings, PidNamespace.isInitial(), pass.processes());
+        warnings, PidNamespace.isInitial(), pass.processes(), contents);
   }
+
+  private record Listed(SegmentLister.Listing listing, ShmMount.Usage usage, List<String> problems) {}
 
   private static ShmMount.Usage usage(ShmMount m, List<String> warnings) {
     try {

@@ -1,10 +1,17 @@
 package org.shmguard.host;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.NoSuchFileException;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
+import java.util.PriorityQueue;
+import java.util.function.Predicate;
 import org.shmguard.model.Dev;
+import org.shmguard.model.FileKey;
+import org.shmguard.model.MountContents;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.DirHandle;
@@ -15,51 +22,158 @@ import org.shmguard.nativ.StatxResult;
  * Lists the regular files directly in a mount's root through a directory handle, with lstat:
  * no link is followed, no subdirectory entered, and a path that no longer reaches the mount's
  * device is refused.
+ *
+ * <p>Memory does not grow with the mount: names stream from getdents64 one buffer at a time,
+ * every file is counted, and only files whose names {@link Selection#examines} allows are kept,
+ * at most {@link Selection#limit} of them, the oldest by last change (those nearest the end of
+ * their grace, or past it). Files the previous pass saw held, and hard-linked files, are kept
+ * apart, up to the same limit: a user who holds many old files open, or links many names to one
+ * file, cannot crowd out a newer leak, and such a file is still judged (and its holders
+ * remembered) when it is kept.
+ *
+ * <pre>{@code
+ * SegmentLister.Listing l = new SegmentLister(new SegmentLister.Selection(policy::examines, 10_000)).list(mount);
+ * l.segments(); l.contents().unexamined();
+ * }</pre>
  */
 public final class SegmentLister {
+  /** Oldest first by last change; the inode breaks ties, so the choice does not depend on directory order. */
+  static final Comparator<Segment> OLDEST_FIRST =
+      Comparator.comparingLong(Segment::lastChangeNanos).thenComparingLong(Segment::ino);
+
   private final Linux linux;
+  private final Selection selection;
 
-  public SegmentLister() {
-    this(Linux.get());
+  /**
+   * Which files a listing keeps.
+   *
+   * @param examines whether a name (as {@link Segment#textOf} makes it) is one the policy may reap
+   * @param limit the most files kept per mount and listing
+   */
+  public record Selection(Predicate<String> examines, int limit) {
+    public Selection {
+      Objects.requireNonNull(examines, "examines");
+      if (limit < 1) {
+        throw new IllegalArgumentException("limit must be at least 1: " + limit);
+      }
+    }
+
+    /** Keeps every regular file, up to {@code limit}: for callers that judge names themselves. */
+    public static Selection everything(int limit) {
+      return new Selection(name -> true, limit);
+    }
   }
 
-  SegmentLister(Linux linux) {
+  public SegmentLister(Selection selection) {
+    this(Linux.get(), selection);
+  }
+
+  SegmentLister(Linux linux, Selection selection) {
     this.linux = linux;
+    this.selection = selection;
   }
 
-  /** The files of one mount, and what kept it from being listed. */
-  public record Listing(List<Segment> segments, int otherEntries, String problem) {
+  /** The files kept from one mount, what the listing counted, and what kept it from being listed. */
+  public record Listing(List<Segment> segments, MountContents contents, String problem) {
     public Listing {
       segments = List.copyOf(segments);
     }
   }
 
   public Listing list(ShmMount mount) {
+    return list(mount, key -> false);
+  }
+
+  /** @param heldBefore whether the previous pass saw a holder of this file */
+  public Listing list(ShmMount mount, Predicate<FileKey> heldBefore) {
     try (DirHandle dir = linux.openDirectory(mount.path())) {
       StatxResult self = dir.self();
       Dev dev = Dev.of(self.devMajor(), self.devMinor());
       if (!dev.equals(mount.dev())) {
-        return new Listing(List.of(), 0, mount.path() + " is now device " + dev + ", not " + mount.dev() + "; not listed");
+        return new Listing(List.of(), null, mount.path() + " is now device " + dev + ", not " + mount.dev() + "; not listed");
       }
-      List<Segment> segments = new ArrayList<>();
-      int other = 0;
-      for (byte[] name : dir.names()) {
-        StatxResult st;
-        try {
-          st = dir.lstat(name);
-        } catch (NoSuchFileException e) {
-          continue; // removed while we listed
-        }
-        if (!st.isRegularFile() || st.devMajor() != dev.major() || st.devMinor() != dev.minor()) {
-          other++;
-          continue;
-        }
-        segments.add(new Segment(dev, name, st.ino(), st.size(), st.allocatedBytes(), st.mode(), st.uid(),
-            st.nlink(), st.mtimeSec() * 1_000_000_000L + st.mtimeNsec(), st.ctimeSec() * 1_000_000_000L + st.ctimeNsec()));
+      Counter counter = new Counter(dir, dev, selection, heldBefore);
+      try {
+        dir.forEachName(counter::accept);
+      } catch (UncheckedIOException e) {
+        throw e.getCause();
       }
-      return new Listing(segments, other, null);
+      return new Listing(counter.kept(), counter.contents(), null);
     } catch (IOException e) {
-      return new Listing(List.of(), 0, "cannot list " + mount.path() + ": " + e.getMessage());
+      return new Listing(List.of(), null, "cannot list " + mount.path() + ": " + e.getMessage());
+    }
+  }
+
+  /** One listing's counts and its bounded sets of kept files: max-heaps whose heads are the newest kept. */
+  private static final class Counter {
+    private final DirHandle dir;
+    private final Dev dev;
+    private final Selection selection;
+    private final Predicate<FileKey> heldBefore;
+    private final PriorityQueue<Segment> oldest;
+    private final PriorityQueue<Segment> setAside;
+    private long files;
+    private long fileBytes;
+    private long other;
+    private long matching;
+    private long matchingBytes;
+
+    Counter(DirHandle dir, Dev dev, Selection selection, Predicate<FileKey> heldBefore) {
+      this.dir = dir;
+      this.dev = dev;
+      this.selection = selection;
+      this.heldBefore = heldBefore;
+      this.oldest = new PriorityQueue<>(Math.min(selection.limit(), 1024) + 1, OLDEST_FIRST.reversed());
+      this.setAside = new PriorityQueue<>(16, OLDEST_FIRST.reversed());
+    }
+
+    void accept(byte[] name) {
+      StatxResult st;
+      try {
+        st = dir.lstat(name);
+      } catch (NoSuchFileException e) {
+        return; // removed while we listed
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      if (!st.isRegularFile() || st.devMajor() != dev.major() || st.devMinor() != dev.minor()) {
+        other++;
+        return;
+      }
+      files++;
+      fileBytes += st.allocatedBytes();
+      if (!selection.examines().test(Segment.textOf(name))) {
+        return;
+      }
+      matching++;
+      matchingBytes += st.allocatedBytes();
+      Segment s = new Segment(dev, name, st.ino(), st.size(), st.allocatedBytes(), st.mode(), st.uid(), st.nlink(),
+          st.mtimeSec() * 1_000_000_000L + st.mtimeNsec(), st.ctimeSec() * 1_000_000_000L + st.ctimeNsec());
+      // Files that cannot be reaped now (held last pass, or hard-linked) are kept apart: any number
+      // of them, however old, leaves the oldest others their places.
+      keep(heldBefore.test(s.key()) || s.hasOtherLinks() ? setAside : oldest, s);
+    }
+
+    private void keep(PriorityQueue<Segment> heap, Segment s) {
+      if (heap.size() < selection.limit()) {
+        heap.add(s);
+      } else if (OLDEST_FIRST.compare(s, heap.peek()) < 0) {
+        heap.poll();
+        heap.add(s);
+      }
+    }
+
+    List<Segment> kept() {
+      List<Segment> list = new ArrayList<>(oldest.size() + setAside.size());
+      list.addAll(oldest);
+      list.addAll(setAside);
+      list.sort(OLDEST_FIRST);
+      return list;
+    }
+
+    MountContents contents() {
+      return new MountContents(dev, files, fileBytes, other, matching, matchingBytes, oldest.size() + setAside.size(),
+          selection.limit());
     }
   }
 }

@@ -1,14 +1,12 @@
 package org.shmguard.metrics;
 
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.shmguard.config.Config;
-import org.shmguard.config.ConfigException;
+import org.shmguard.daemon.AlertSink;
+import org.shmguard.daemon.LogAlertSink;
 import org.shmguard.engine.Engine;
 import org.shmguard.model.ShmMount;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The daemon's metrics as configured: the HTTP endpoint ({@code metrics.listen}) and the
@@ -16,35 +14,42 @@ import org.slf4j.LoggerFactory;
  * its own.
  */
 public final class MetricsOutputs implements MetricsSink, AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(MetricsOutputs.class);
   private final ShmMetrics metrics;
-  private final MetricsEndpoint endpoint;
   private final Textfile textfile;
   private final Liveness liveness;
+  /** Set once in start(), before anyone else sees this. */
+  private MetricsPort endpoint;
 
-  private MetricsOutputs(ShmMetrics metrics, MetricsEndpoint endpoint, Textfile textfile, Liveness liveness) {
+  private MetricsOutputs(ShmMetrics metrics, Liveness liveness, Textfile textfile) {
     this.liveness = liveness;
     this.metrics = metrics;
-    this.endpoint = endpoint;
     this.textfile = textfile;
   }
 
-  /** Starts what {@code config} asks for; an address it cannot listen on is a configuration error. */
-  public static MetricsOutputs start(Config config) throws ConfigException {
+  /**
+   * Starts what {@code config} asks for. An address it cannot listen on now is not an error: the
+   * endpoint is tried again in the background (see {@link MetricsPort}), and {@code alerts} is
+   * told once that it is unavailable and once that it listens; both alerts are counted here too.
+   */
+  public static MetricsOutputs start(Config config, AlertSink alerts) {
+    return start(config, alerts, MetricsPort.Backoff.STANDARD);
+  }
+
+  /** As above, with alerts going to the log. */
+  public static MetricsOutputs start(Config config) {
+    return start(config, new LogAlertSink());
+  }
+
+  static MetricsOutputs start(Config config, AlertSink alerts, MetricsPort.Backoff backoff) {
     Config.Metrics m = config.metrics();
     ShmMetrics metrics = ShmMetrics.create();
-    MetricsEndpoint endpoint = null;
     Liveness liveness = Liveness.forInterval(config.daemon().interval());
+    MetricsOutputs outputs = new MetricsOutputs(metrics, liveness,
+        m.writesTextfile() ? new Textfile(Path.of(m.textfile())) : null);
     if (m.serves()) {
-      try {
-        endpoint = MetricsEndpoint.start(metrics, m.listen(), liveness);
-        LOG.info("serving metrics on http://{}:{}/metrics", m.listen().substring(0, m.listen().lastIndexOf(':')), endpoint.port());
-      } catch (IOException | RuntimeException e) {
-        throw new ConfigException(config.source(), 0, "metrics.listen",
-            "cannot listen on " + m.listen() + " (" + e.getMessage() + "); choose another address or \"\" to turn it off");
-      }
+      outputs.endpoint = MetricsPort.open(metrics, m.listen(), liveness, backoff, new CountingAlertSink(alerts, outputs));
     }
-    return new MetricsOutputs(metrics, endpoint, m.writesTextfile() ? new Textfile(Path.of(m.textfile())) : null, liveness);
+    return outputs;
   }
 
   @Override
@@ -71,7 +76,7 @@ public final class MetricsOutputs implements MetricsSink, AutoCloseable {
     metrics.remounted(mount, container, result);
   }
 
-  /** The port the endpoint listens on, or -1 when it is off. */
+  /** The port the endpoint listens on, or -1 when it is off or not listening yet. */
   public int port() {
     return endpoint == null ? -1 : endpoint.port();
   }

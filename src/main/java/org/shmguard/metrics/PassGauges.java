@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import org.shmguard.model.MountContents;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Judgement;
@@ -36,7 +37,10 @@ final class PassGauges implements MultiCollector {
     gauge(g, "shmguard_mount_free_bytes", "Bytes free on the shm tmpfs (statvfs).");
     gauge(g, "shmguard_mount_hidden_bytes", "Bytes held by unlinked segments that are still mapped or open: df counts them, ls does not.");
     gauge(g, "shmguard_mount_used_ratio", "Used bytes over size of the shm tmpfs, 0 to 1.");
-    gauge(g, "shmguard_segments", "Files in the mount's root by verdict and guessed kind.");
+    gauge(g, "shmguard_segments", "Files the latest pass examined in the mount's root (names a reap pattern allows, at most reap.examineLimit), by verdict and guessed kind.");
+    gauge(g, "shmguard_mount_files", "Regular files in the mount's root, whatever their names.");
+    gauge(g, "shmguard_mount_file_bytes", "Allocated bytes of the regular files in the mount's root.");
+    gauge(g, "shmguard_mount_unexamined_files", "Files with reapable names beyond reap.examineLimit: later passes reach them.");
     gauge(g, "shmguard_segment_bytes", "Allocated bytes of the files in the mount's root by verdict and guessed kind.");
     if (j == null) {
       g.values().forEach(b -> out.add(b.build()));
@@ -52,6 +56,12 @@ final class PassGauges implements MultiCollector {
         point(g, "shmguard_mount_used_ratio", labels, m.usage().usedFraction());
       }
       point(g, "shmguard_mount_hidden_bytes", labels, r.hiddenBytes());
+      MountContents c = j.snapshot().contents(m.dev());
+      if (c != null) {
+        point(g, "shmguard_mount_files", labels, c.files());
+        point(g, "shmguard_mount_file_bytes", labels, c.fileBytes());
+        point(g, "shmguard_mount_unexamined_files", labels, c.unexamined());
+      }
     }
     Map<Labels, long[]> byVerdictKind = new TreeMap<>();
     for (Assessment a : j.segments()) {

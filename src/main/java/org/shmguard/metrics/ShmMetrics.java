@@ -8,6 +8,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.time.Duration;
 import org.shmguard.engine.Engine;
+import org.shmguard.host.SelfMemory;
 import org.shmguard.model.ShmMount;
 import org.shmguard.remedy.ReapOutcome;
 
@@ -37,6 +38,7 @@ public final class ShmMetrics implements MetricsSink {
   private final Gauge reapBlocked;
   private final Gauge processes;
   private final java.util.concurrent.atomic.AtomicLong changes = new java.util.concurrent.atomic.AtomicLong();
+  private final Gauge resident;
 
   private ShmMetrics(String version) {
     registry.register(passGauges);
@@ -68,6 +70,8 @@ public final class ShmMetrics implements MetricsSink {
         .help("1 when reaping is blocked (incomplete pass, not in the host's PID namespace), else 0.").register(registry);
     processes = Gauge.builder().name("shmguard_processes_scanned").help("Processes the latest /proc pass read.")
         .register(registry);
+    resident = Gauge.builder().name("shmguard_resident_memory_bytes")
+        .help("The daemon's resident memory (VmRSS) after the latest pass.").register(registry);
     Info.builder().name("shmguard_build_info").help("shmguard's version.").labelNames("version").register(registry)
         .setLabelValues(version);
   }
@@ -92,6 +96,10 @@ public final class ShmMetrics implements MetricsSink {
     lastPassComplete.set(j.snapshot().complete() ? 1 : 0);
     reapBlocked.set(j.plan().blockers().isEmpty() ? 0 : 1);
     processes.set(j.snapshot().processesScanned());
+    long rss = SelfMemory.residentBytes();
+    if (rss > 0) {
+      resident.set(rss);
+    }
     for (ReapOutcome o : pass.outcomes()) {
       MountLabels l = MountLabels.of(o.candidate().mount());
       reaps.labelValues(l.with(o.result().label())).inc();

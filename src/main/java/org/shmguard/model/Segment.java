@@ -45,12 +45,27 @@ public record Segment(
 
   /** The name as text, for pattern matching: bytes that are not UTF-8 become U+FFFD and match no literal. */
   public String nameText() {
-    return new String(name, java.nio.charset.StandardCharsets.UTF_8);
+    return textOf(name);
+  }
+
+  /** A raw name as text, for pattern matching: bytes that are not UTF-8 become U+FFFD and match no literal. */
+  public static String textOf(byte[] rawName) {
+    return new String(rawName, java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /** Whether another name links to the same file: unlinking this one would free nothing, so it is never reaped. */
+  public boolean hasOtherLinks() {
+    return nlink > 1;
+  }
+
+  /** The last change in nanoseconds since the epoch: what the grace and the oldest-first order go by. */
+  public long lastChangeNanos() {
+    return Math.max(mtimeNanos, ctimeNanos);
   }
 
   /** The last change: the later of mtime and ctime. */
   public Instant lastChange() {
-    long nanos = Math.max(mtimeNanos, ctimeNanos);
+    long nanos = lastChangeNanos();
     return Instant.ofEpochSecond(Math.floorDiv(nanos, 1_000_000_000L), Math.floorMod(nanos, 1_000_000_000L));
   }
 

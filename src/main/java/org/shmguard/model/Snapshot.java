@@ -14,6 +14,8 @@ import java.util.Objects;
  * @param problems why the pass cannot be trusted for reaping; empty when it read every process
  * @param warnings things an operator should know that do not stop reaping
  * @param hostPidNamespace whether shmguard runs in a PID namespace that sees every process
+ * @param contents what each mount's listing counted; {@code segments} holds at most
+ *     {@link MountContents#limit()} of each mount's files, the ones a reap pattern allows
  */
 public record Snapshot(
     Instant takenAt,
@@ -25,7 +27,16 @@ public record Snapshot(
     List<String> problems,
     List<String> warnings,
     boolean hostPidNamespace,
-    int processesScanned) {
+    int processesScanned,
+    List<MountContents> contents) {
+
+  /** A snapshot whose segments are every file of its mounts (fixtures): the counts are made from them. */
+  public Snapshot(Instant takenAt, List<ShmMount> mounts, List<Segment> segments, HolderIndex holders, BitSet livePids,
+      Map<Integer, ProcessInfo> processes, List<String> problems, List<String> warnings, boolean hostPidNamespace,
+      int processesScanned) {
+    this(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
+        processesScanned, mounts.stream().map(m -> MountContents.ofAll(m.dev(), segments)).toList());
+  }
 
   public Snapshot {
     Objects.requireNonNull(takenAt, "takenAt");
@@ -36,6 +47,7 @@ public record Snapshot(
     processes = Map.copyOf(processes);
     problems = List.copyOf(problems);
     warnings = List.copyOf(warnings);
+    contents = List.copyOf(contents);
   }
 
   @Override
@@ -50,6 +62,16 @@ public record Snapshot(
   /** True when every process was read: only then may anything be reaped on this evidence. */
   public boolean complete() {
     return problems.isEmpty();
+  }
+
+  /** What the listing of the mount on {@code dev} counted, or null if that mount was not listed. */
+  public MountContents contents(Dev dev) {
+    for (MountContents c : contents) {
+      if (c.dev().equals(dev)) {
+        return c;
+      }
+    }
+    return null;
   }
 
   public ShmMount mount(Dev dev) {

@@ -1,7 +1,7 @@
 package org.shmguard.nativ;
 
 import java.io.IOException;
-import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * An open directory: lists raw names, lstat's, opens, renames and unlinks entries relative to itself, so every
@@ -34,9 +34,12 @@ public final class DirHandle implements AutoCloseable {
     return MountCalls.get().identity(fd, path);
   }
 
-  /** Every entry name except . and .., as raw bytes (names need not be UTF-8). */
-  public List<byte[]> names() throws IOException {
-    return linux.readNames(fd);
+  /**
+   * Every entry name except . and .., as raw bytes (names need not be UTF-8), handed over one at
+   * a time: the directory may hold millions, and none of them is kept here.
+   */
+  public void forEachName(Consumer<byte[]> each) throws IOException {
+    linux.forEachName(fd, each);
   }
 
   /** lstat of one entry: a symbolic link is reported as a link, never followed. */

@@ -19,7 +19,7 @@ import java.util.List;
  *
  * <pre>{@code
  * try (DirHandle dir = Linux.get().openDirectory("/dev/shm")) {
- *   for (byte[] name : dir.names()) { StatxResult st = dir.lstat(name); ... }
+ *   dir.forEachName(name -> { ... });
  * }
  * }</pre>
  */
@@ -181,8 +181,11 @@ public final class Linux {
     }
   }
 
-  List<byte[]> readNames(int fd) throws IOException {
-    List<byte[]> names = new ArrayList<>();
+  /**
+   * Hands every entry name but . and .. to {@code each}, one getdents64 buffer at a time: memory
+   * stays the same whatever the directory holds (a million names are never in one list).
+   */
+  void forEachName(int fd, java.util.function.Consumer<byte[]> each) throws IOException {
     Memory buf = new Memory(32 * 1024);
     // The records are copied out in one call and parsed in Java: reading the native buffer a byte
     // at a time (one JNI call each) cost more than the getdents64 itself on a mount of many files.
@@ -193,7 +196,7 @@ public final class Linux {
       while (true) {
         int n = (int) libc.getdents64(fd, buf, buf.size());
         if (n <= 0) {
-          return names;
+          return;
         }
         buf.read(0, records, 0, n);
         int off = 0;
@@ -202,7 +205,7 @@ public final class Linux {
           int reclen = Short.toUnsignedInt(view.getShort(off + 16));
           byte[] name = readName(records, off + 19, off + reclen);
           if (!isDotOrDotDot(name)) {
-            names.add(name);
+            each.accept(name);
           }
           off += reclen;
         }

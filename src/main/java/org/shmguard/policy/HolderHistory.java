@@ -1,9 +1,11 @@
 package org.shmguard.policy;
 
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.shmguard.model.FileKey;
 import org.shmguard.model.HolderRef;
 import org.shmguard.model.ProcessInfo;
@@ -15,13 +17,23 @@ import org.shmguard.model.Snapshot;
  * reaped as soon as every process that held it has exited, without waiting out the grace period,
  * and it is the evidence ("last held by ...") logged with each reap. Immutable: each pass makes
  * the next one.
+ *
+ * <p>Bounded: it remembers only segments the latest pass kept (at most reap.examineLimit per
+ * mount), and at most {@link #MAX_HOLDERS} holders of each. A segment seen with more holders than
+ * that is remembered as "too many to follow": it never takes the fast path, and waits out its
+ * grace like a segment never seen held.
  */
 public final class HolderHistory {
-  private static final HolderHistory EMPTY = new HolderHistory(Map.of());
+  /** The most holders remembered per segment; beyond it the fast path is off for that segment. */
+  static final int MAX_HOLDERS = 64;
+  private static final HolderHistory EMPTY = new HolderHistory(Map.of(), Set.of());
   private final Map<FileKey, List<ProcessInfo>> lastHolders;
+  /** Segments seen with more than MAX_HOLDERS holders: the list above names only some of them. */
+  private final Set<FileKey> partial;
 
-  private HolderHistory(Map<FileKey, List<ProcessInfo>> lastHolders) {
+  private HolderHistory(Map<FileKey, List<ProcessInfo>> lastHolders, Set<FileKey> partial) {
     this.lastHolders = lastHolders;
+    this.partial = partial;
   }
 
   public static HolderHistory empty() {
@@ -39,7 +51,7 @@ public final class HolderHistory {
    */
   public boolean allHoldersExited(FileKey key, Snapshot now) {
     List<ProcessInfo> seen = lastHolders.get(key);
-    if (seen == null || seen.isEmpty()) {
+    if (seen == null || seen.isEmpty() || partial.contains(key)) {
       return false;
     }
     for (ProcessInfo p : seen) {
@@ -57,21 +69,33 @@ public final class HolderHistory {
   /** The history after {@code snapshot}: current holders recorded, vanished segments forgotten. */
   public HolderHistory next(Snapshot snapshot) {
     Map<FileKey, List<ProcessInfo>> next = new HashMap<>();
+    Set<FileKey> nextPartial = new HashSet<>();
     for (Segment s : snapshot.segments()) {
       FileKey key = s.key();
       List<HolderRef> refs = snapshot.holders().holders(key);
       if (!refs.isEmpty()) {
         Map<Integer, ProcessInfo> byPid = new LinkedHashMap<>();
+        boolean more = false;
         for (HolderRef r : refs) {
+          if (byPid.size() == MAX_HOLDERS && !byPid.containsKey(r.pid())) {
+            more = true;
+            break;
+          }
           ProcessInfo info = snapshot.processes().get(r.pid());
           byPid.putIfAbsent(r.pid(), info != null ? info : new ProcessInfo(r.pid(), "?", -1, null, null, -1));
         }
         next.put(key, List.copyOf(byPid.values()));
+        if (more) {
+          nextPartial.add(key);
+        }
       } else if (lastHolders.containsKey(key)) {
         next.put(key, lastHolders.get(key));
+        if (partial.contains(key)) {
+          nextPartial.add(key);
+        }
       }
     }
-    return new HolderHistory(Map.copyOf(next));
+    return new HolderHistory(Map.copyOf(next), Set.copyOf(nextPartial));
   }
 
   public int size() {

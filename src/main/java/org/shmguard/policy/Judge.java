@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.shmguard.model.FileKey;
 import org.shmguard.model.HolderRef;
+import org.shmguard.model.MountContents;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
@@ -70,7 +71,7 @@ public final class Judge {
     } else if (allowed == null) {
       verdict = Verdict.IGNORED;
       reason = "no reap.patterns entry matches";
-    } else if (s.nlink() > 1) {
+    } else if (s.hasOtherLinks()) {
       verdict = Verdict.IGNORED;
       reason = "it has " + s.nlink() + " hard links; unlinking one name would free nothing";
     } else if (!holders.isEmpty()) {
@@ -99,13 +100,11 @@ public final class Judge {
   }
 
   private static List<MountReport> mountReports(Snapshot snap) {
+    // Only the kept segments are known by inode; a held file that is visible but was not kept has
+    // no "(deleted)" holder and is skipped below all the same.
     Map<org.shmguard.model.Dev, Set<Long>> visible = new HashMap<>();
-    Map<org.shmguard.model.Dev, long[]> counts = new HashMap<>();
     for (Segment s : snap.segments()) {
       visible.computeIfAbsent(s.mountDev(), d -> new HashSet<>()).add(s.ino());
-      long[] c = counts.computeIfAbsent(s.mountDev(), d -> new long[2]);
-      c[0]++;
-      c[1] += s.allocatedBytes();
     }
     Map<org.shmguard.model.Dev, List<MountReport.Hidden>> hidden = new LinkedHashMap<>();
     for (FileKey key : snap.holders().keys()) {
@@ -135,8 +134,11 @@ public final class Judge {
       List<MountReport.Hidden> h = hidden.getOrDefault(m.dev(), List.of());
       h = new ArrayList<>(h);
       h.sort((a, b) -> Long.compare(b.bytes(), a.bytes()));
-      long[] c = counts.getOrDefault(m.dev(), new long[2]);
-      reports.add(new MountReport(m, (int) c[0], c[1], h.stream().mapToLong(MountReport.Hidden::bytes).sum(), h));
+      // The listing's counts, not sums over kept segments: a pass keeps at most reap.examineLimit files.
+      MountContents c = snap.contents(m.dev());
+      int files = c == null ? 0 : (int) Math.min(Integer.MAX_VALUE, c.files());
+      long fileBytes = c == null ? 0 : c.fileBytes();
+      reports.add(new MountReport(m, files, fileBytes, h.stream().mapToLong(MountReport.Hidden::bytes).sum(), h));
     }
     return reports;
   }

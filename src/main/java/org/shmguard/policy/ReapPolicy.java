@@ -31,6 +31,15 @@ public record ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, b
     return null;
   }
 
+  /**
+   * Whether a file of this name is one the decide stage needs to see: a pattern allows it and no
+   * deny entry names it. Every other file can only ever be ignored, so listings count it and keep
+   * nothing of it.
+   */
+  public boolean examines(String name) {
+    return allowing(name) != null && denying(name) == null;
+  }
+
   public Glob allowing(String name) {
     for (Glob g : patterns) {
       if (g.matches(name)) {

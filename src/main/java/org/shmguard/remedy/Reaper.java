@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import org.shmguard.host.HolderPass;
 import org.shmguard.host.MountReach;
+import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
 import org.shmguard.model.HolderRef;
 import org.shmguard.model.Segment;
@@ -77,7 +78,8 @@ public final class Reaper {
       group.forEach(a -> out.add(new ReapOutcome(a, ReapOutcome.Result.SKIPPED, why)));
       return;
     }
-    try (DirHandle dir = linux.openDirectory(mount.path())) {
+    // The path may walk through a namespace's root whose filesystem stopped answering: bounded.
+    try (DirHandle dir = PathWalks.shared().run(mount.path(), () -> linux.openDirectory(mount.path()))) {
       // Every unlink below is relative to this handle: once it is the judged mount's root, a path
       // that changes afterwards cannot redirect one.
       String why = MountReach.mismatch(dir.identity(), mount);

@@ -28,7 +28,10 @@ class FailedCreationTest {
 
       JsonNode scan = CliRun.of("scan", "--json", "-c", config.toString()).json();
       assertThat(ReapSafetyTest.verdictOf(scan, "nccl-NoRoom")).isEqualTo("failed-creation");
-      assertThat(ReapSafetyTest.verdictOf(scan, "filler")).isEqualTo("ignored");
+      // "filler" matches no reap pattern: counted with the mount's files, never listed.
+      assertThat(scan.get("segments").findValuesAsText("name")).doesNotContain("filler");
+      assertThat(scan.get("mounts").get(0).get("segments").asInt()).isEqualTo(2);
+      assertThat(scan.get("mounts").get(0).get("matching").asInt()).isEqualTo(1);
 
       CliRun clean = CliRun.of("clean", "--json", "-c", config.toString());
       assertThat(clean.status()).as(clean.err()).isZero();

@@ -146,6 +146,20 @@ class JudgeTest {
   }
 
   @Test
+  void segmentWithMoreHoldersThanTheHistoryKeepsWaitsOutGraceEvenWhenTheyAllExit() {
+    Segment s = segment("nccl-Crowd1", 1, 9_637_892, Duration.ofSeconds(5));
+    for (int pid = 100; pid < 100 + HolderHistory.MAX_HOLDERS + 1; pid++) {
+      hold(s, pid, Access.FD, 5000 + pid);
+    }
+    HolderHistory history = HolderHistory.empty().next(snapshot(NOW.minusSeconds(1)));
+
+    Judgement j = Judge.judge(laterWithoutHolders(new BitSet(), Map.of()), history, POLICY);
+
+    assertThat(verdictOf(j, "nccl-Crowd1")).isEqualTo(Verdict.GRACE);
+    assertThat(j.segments().get(0).lastHolders()).hasSize(HolderHistory.MAX_HOLDERS);
+  }
+
+  @Test
   void holderThatLetGoButLivesKeepsTheSegmentInGrace() {
     Segment s = segment("nccl-LetGo1", 1, 9_637_892, Duration.ofSeconds(5));
     hold(s, 100, Access.MAP, 5000);
@@ -199,5 +213,20 @@ class JudgeTest {
       assertThat(h.pids()).containsExactly(300, 301);
       assertThat(h.path()).isEqualTo("/dev/shm/nccl-AbCdEf (deleted)");
     });
+  }
+
+  @Test
+  void mountFiguresComeFromTheListingsCountsNotFromTheSegmentsKept() {
+    segment("nccl-Kept01", 1, 4096, Duration.ofDays(1));
+    Snapshot snap = new Snapshot(NOW, List.of(MOUNT), segments, holders.build(), live, infos, problems, List.of(), true, 0,
+        List.of(new org.shmguard.model.MountContents(DEV, 1_000_000, 7L << 20, 3, 20_000, 4096, 1, 1)));
+
+    Judgement j = Judge.judge(snap, HolderHistory.empty(), POLICY);
+
+    assertThat(j.mounts()).singleElement().satisfies(r -> {
+      assertThat(r.segments()).isEqualTo(1_000_000);
+      assertThat(r.visibleBytes()).isEqualTo(7L << 20);
+    });
+    assertThat(j.segments()).hasSize(1);
   }
 }

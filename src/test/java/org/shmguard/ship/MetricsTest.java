@@ -122,16 +122,6 @@ class MetricsTest {
     }
   }
 
-  @Test
-  void anAddressInUseIsAConfigurationErrorNamingTheKey() throws Exception {
-    try (MetricsOutputs first = MetricsOutputs.start(config())) {
-      Config taken = TestConfig.load(TestConfig.write("metrics:\n  listen: \"127.0.0.1:" + first.port() + "\"\n"));
-      org.assertj.core.api.Assertions.assertThatThrownBy(() -> MetricsOutputs.start(taken))
-          .isInstanceOf(org.shmguard.config.ConfigException.class)
-          .hasMessageContaining("cannot listen on 127.0.0.1:" + first.port());
-    }
-  }
-
   /** The value of the one sample of {@code name} whose labels contain every fragment. */
   static double sample(String exposition, String name, String... labelFragments) {
     return exposition.lines()

@@ -44,7 +44,9 @@ public final class Holder implements AutoCloseable {
   }
 
   private static List<String> javaCommand(String... modeAndPaths) {
-    List<String> cmd = new ArrayList<>(List.of(Sandbox.javaBinary(), "-Xshare:auto", "-XX:+UseSerialGC",
+    // -XX:-UsePerfData: a holder started as pid 1 of its own PID namespace would otherwise lock
+    // /tmp/hsperfdata_root/1, which every other such holder (and sandbox) wants too.
+    List<String> cmd = new ArrayList<>(List.of(Sandbox.javaBinary(), "-Xshare:auto", "-XX:-UsePerfData", "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1", "-Xmx32m", "-cp", System.getProperty("java.class.path"), HolderProcess.class.getName()));
     cmd.addAll(List.of(modeAndPaths));
     return cmd;

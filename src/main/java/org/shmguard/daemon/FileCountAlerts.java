@@ -1,0 +1,46 @@
+package org.shmguard.daemon;
+
+import java.util.HashSet;
+import java.util.Set;
+import org.shmguard.model.Dev;
+import org.shmguard.model.MountContents;
+import org.shmguard.model.ShmMount;
+import org.shmguard.model.Snapshot;
+
+/**
+ * One {@code too_many_files} event when a mount's root holds more entries than a pass examines
+ * (reap.examineLimit), and nothing more about that mount until it has fallen back to the limit or
+ * below: a million files is one event, not one per pass.
+ */
+final class FileCountAlerts {
+  private Set<Dev> over = new HashSet<>();
+
+  void report(Snapshot snap, AlertSink sink) {
+    Set<Dev> now = new HashSet<>();
+    for (ShmMount m : snap.mounts()) {
+      MountContents c = snap.contents(m.dev());
+      if (c == null || c.entries() <= c.limit()) {
+        continue;
+      }
+      now.add(m.dev());
+      if (!over.contains(m.dev())) {
+        sink.emit(alert(m, c));
+      }
+    }
+    over = now;
+  }
+
+  static Alert alert(ShmMount m, MountContents c) {
+    String message = m.displayName() + " holds " + c.entries() + " entries (" + c.files() + " files, " + c.fileBytes()
+        + " bytes), more than reap.examineLimit (" + c.limit() + "); " + c.matching() + " have reapable names, "
+        + c.unexamined() + " of them wait for a later pass; memory stays bounded, passes take longer";
+    return Alert.of(EventKind.TOO_MANY_FILES, message)
+        .with("SHM_MOUNT", m.displayName())
+        .with("SHM_CONTAINER", m.container())
+        .with("SHM_FILES", c.entries())
+        .with("SHM_FILE_BYTES", c.fileBytes())
+        .with("SHM_MATCHING", c.matching())
+        .with("SHM_UNEXAMINED", c.unexamined())
+        .with("SHM_LIMIT", c.limit());
+  }
+}
