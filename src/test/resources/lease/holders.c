@@ -8,6 +8,9 @@
  *   handoff PATH  the same, but the child holds PATH open (it is the only holder /proc shows)
  *                 until the line "send": then it sends the fd, closes it and exits, and this
  *                 process prints "sent" once the child is gone. "recv" as for scm.
+ *   bind PATH TARGET  in a mount namespace of its own (as a container has), bind-mounts the file
+ *                 PATH onto the file TARGET and opens nothing. On "nlink": print "nlink N" of
+ *                 TARGET as this namespace sees it (stat, so it follows the mount).
  *   uring PATH    opens PATH, registers it in an io_uring (IORING_REGISTER_FILES, raw syscalls),
  *                 closes the fd. On "unregister": IORING_UNREGISTER_FILES, print "unregistered".
  *                 Prints "unavailable REASON" instead of "ready" where io_uring is turned off.
@@ -22,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -134,6 +139,23 @@ static int scm(const char *path, int later) {
   return 0;
 }
 
+static int bind_mounted(const char *path, const char *target) {
+  if (unshare(CLONE_NEWNS) < 0) die("unshare(CLONE_NEWNS)");
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) die("mount --make-rprivate /");
+  if (mount(path, target, NULL, MS_BIND, NULL) < 0) die("mount --bind");
+  ready();
+  char line[64];
+  while (read_line(line, sizeof line)) {
+    if (strcmp(line, "nlink") == 0) {
+      struct stat st;
+      if (stat(target, &st) < 0) die("stat");
+      printf("nlink %ld\n", (long) st.st_nlink);
+      fflush(stdout);
+    }
+  }
+  return 0;
+}
+
 static int uring(const char *path) {
   struct io_uring_params p;
   memset(&p, 0, sizeof p);
@@ -191,8 +213,9 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc >= 3 && strcmp(argv[1], "scm") == 0) return scm(argv[2], 0);
   if (argc >= 3 && strcmp(argv[1], "handoff") == 0) return scm(argv[2], 1);
+  if (argc >= 4 && strcmp(argv[1], "bind") == 0) return bind_mounted(argv[2], argv[3]);
   if (argc >= 3 && strcmp(argv[1], "uring") == 0) return uring(argv[2]);
   if (argc >= 4 && strcmp(argv[1], "racer") == 0) return racer(atol(argv[2]), argv + 3, argc - 3);
-  fprintf(stderr, "usage: holders scm PATH | handoff PATH | uring PATH | racer MS PATH...\n");
+  fprintf(stderr, "usage: holders scm PATH | handoff PATH | bind PATH TARGET | uring PATH | racer MS PATH...\n");
   return 2;
 }

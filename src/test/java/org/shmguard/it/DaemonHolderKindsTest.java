@@ -24,6 +24,7 @@ import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.RecordingSink;
+import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.ThreadHolder;
 import org.shmguard.testing.TmpfsMount;
@@ -31,8 +32,8 @@ import org.shmguard.testing.TmpfsMount;
 /**
  * Every holder kind that /proc shows only partly or not at all, against the running daemon (in
  * this JVM) on a real tmpfs: a clone() thread with its own fd table (fd or mapping), an fd in
- * flight over SCM_RIGHTS, a file registered in an io_uring, and a holder that hands its fd over
- * SCM_RIGHTS and exits. With a grace of 0s every pass would reap an unheld file: while the holder
+ * flight over SCM_RIGHTS, a file registered in an io_uring, a file bind-mounted into another mount
+ * namespace, and a holder that hands its fd over SCM_RIGHTS and exits. With a grace of 0s every pass would reap an unheld file: while the holder
  * lives, several passes leave it, and the holder's fd still shows one link; once nothing holds
  * it, the daemon reaps it. ThreadHoldersTest and LeaseReapTest do the same with `clean`.
  */
@@ -118,6 +119,31 @@ class DaemonHolderKindsTest {
       });
       assertThat(sink.of(EventKind.SEGMENT_REAPED)).extracting(a -> a.field("SHM_SEGMENT")).containsExactly("nccl-DUring");
     }
+  }
+
+  /** A file mounted into another mount namespace (a container's -v /dev/shm/F:/x): the mount holds it, opening nothing. */
+  @Test
+  void fileBindMountedIntoAnotherMountNamespaceSurvivesPassesUntilTheMountGoes() throws Exception {
+    shm = TmpfsMount.create("size=64m,mode=1777");
+    Path seg = shm.createSegment("nccl-DBind1", 4_100);
+    Path target = Files.createTempFile(Sandbox.MOUNTS, "bind-target", "");
+    try (HiddenHolder container = HiddenHolder.start("bind", seg.toString(), target.toString())) {
+      startDaemonOn(shm, "0s");
+      for (int i = 0; i < PASSES; i++) {
+        ReapOutcome o = outcome(pass(), "nccl-DBind1");
+        assertThat(o.result()).as(o.detail()).isEqualTo(ReapOutcome.Result.SKIPPED);
+        assertThat(o.detail()).contains("mounted elsewhere").contains(target.toString());
+        assertThat(seg).exists();
+      }
+      container.say("nlink");
+      assertThat(container.readLine()).isEqualTo("nlink 1");
+    } finally {
+      Files.deleteIfExists(target);
+    }
+    Eventually.until("the daemon reaps the file once the mount has gone", PATIENCE, () -> {
+      pass();
+      return !Files.exists(seg);
+    });
   }
 
   /**
