@@ -146,22 +146,19 @@ final class LeasedUnlink {
       }
       if (renamed) {
         boolean stopping = settle.getAsBoolean();
-        Map<String, String> roots = Map.of();
-        String unknown = null;
-        if (!stopping) {
-          try {
-            roots = mounted.roots(staged.get(0).job.segment().mountDev());
-          } catch (IOException e) {
-            unknown = "cannot rule out that it is mounted elsewhere (" + e.getMessage() + ")";
-          }
-        }
+        MountCheck mounts = stopping ? null : mountCheck(staged);
         for (Staged st : staged) {
           if (st.hidden != null) {
-            String where = roots.get("/" + text(st.hidden));
-            st.done = stopping ? putBack(dir, st, "shmguard is stopping")
-                : unknown != null ? putBack(dir, st, unknown)
-                : where != null ? putBack(dir, st, MOUNTED + where)
-                : finish(dir, st);
+            String held = stopping ? "shmguard is stopping" : mounts.heldBy(text(st.hidden));
+            st.done = held != null ? putBack(dir, st, held) : finish(dir, st);
+          }
+        }
+      } else if (dryRun && staged.stream().anyMatch(st -> st.done.result() == Result.WOULD_REAP)) {
+        MountCheck mounts = mountCheck(staged); // by the name as text: a name that is not UTF-8 may be missed here
+        for (Staged st : staged) {
+          String held = st.done.result() == Result.WOULD_REAP ? mounts.heldBy(st.job.segment().nameText()) : null;
+          if (held != null) {
+            st.done = new Done(Result.SKIPPED, held);
           }
         }
       }
@@ -213,6 +210,26 @@ final class LeasedUnlink {
       }
     } catch (IOException e) {
       st.done = new Done(Result.FAILED, e.getMessage());
+    }
+  }
+
+  /** The mounts of the batch's tmpfs whose root is a file of it, or why they could not all be read. */
+  private record MountCheck(Map<String, String> roots, String unknown) {
+    /** Why the file now named {@code name} (in the tmpfs's root) must be kept, or null if no mount holds it. */
+    String heldBy(String name) {
+      if (unknown != null) {
+        return unknown;
+      }
+      String where = roots.get("/" + name);
+      return where == null ? null : MOUNTED + where;
+    }
+  }
+
+  private MountCheck mountCheck(List<Staged> staged) {
+    try {
+      return new MountCheck(mounted.roots(staged.get(0).job.segment().mountDev()), null);
+    } catch (IOException e) {
+      return new MountCheck(Map.of(), "cannot rule out that it is mounted elsewhere (" + e.getMessage() + ")");
     }
   }
 

@@ -102,7 +102,11 @@ class LeaseReapTest {
     Path seg = shm.createSegment("nccl-Bind01", 4_100);
     Path target = Files.createTempFile(Sandbox.MOUNTS, "bind-target", "");
     try (HiddenHolder container = HiddenHolder.start("bind", seg.toString(), target.toString())) {
+      JsonNode dry = actionFor(CliRun.of("clean", "--dry-run", "--json", "-c", config.toString()).json(), "nccl-Bind01");
       JsonNode action = actionFor(CliRun.of("clean", "--json", "-c", config.toString()).json(), "nccl-Bind01");
+
+      assertThat(dry.get("result").asText()).isEqualTo("skipped");
+      assertThat(dry.get("detail").asText()).contains("mounted elsewhere");
 
       assertThat(action.get("result").asText()).isEqualTo("skipped");
       assertThat(action.get("detail").asText()).contains("mounted elsewhere").contains(target.toString());
