@@ -229,7 +229,7 @@ final class LeasedUnlink {
     try {
       return new MountCheck(mounted.roots(staged.get(0).job.segment().mountDev()), null);
     } catch (IOException e) {
-      return new MountCheck(Map.of(), "cannot rule out that it is mounted elsewhere (" + e.getMessage() + ")");
+      return new MountCheck(Map.of(), ReapOutcome.MOUNTS_UNREAD + " (" + e.getMessage() + ")");
     }
   }
 
