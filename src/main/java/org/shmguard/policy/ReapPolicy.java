@@ -13,6 +13,9 @@ import java.util.Objects;
  * @param requireHostPidNamespace reap only when running in the host's PID namespace
  */
 public record ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, boolean requireHostPidNamespace) {
+  /** What {@code LeasedUnlink} renames a file to while it holds the lease, and may leave behind. */
+  public static final Glob STRANDED = Glob.of(".shmguard-reap-????????????????");
+
   public ReapPolicy {
     Objects.requireNonNull(grace, "grace");
     if (grace.isNegative()) {
@@ -40,7 +43,18 @@ public record ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, b
     return allowing(name) != null && denying(name) == null;
   }
 
+  /**
+   * The pattern that allows this name, or null. Besides the configured patterns, the names
+   * shmguard's own last check gives a file while it holds the lease ({@code .shmguard-reap-} and
+   * 16 hex digits) are always allowed: a file is left under one only when an opener raced the
+   * reap and its old name was taken before it could be put back; it is judged like any other
+   * (unheld, unchanged for the grace, the lease again), so it is not stranded for good. The deny
+   * list still wins.
+   */
   public Glob allowing(String name) {
+    if (STRANDED.matches(name)) {
+      return STRANDED;
+    }
     for (Glob g : patterns) {
       if (g.matches(name)) {
         return g;

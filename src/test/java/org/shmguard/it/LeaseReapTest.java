@@ -215,11 +215,12 @@ class LeaseReapTest {
     });
 
     assertThat(quiet).allSatisfy(p -> assertThat(p).doesNotExist());
-    assertThat(actions).allSatisfy(a -> assertThat(a.get("result").asText()).isIn("reaped", "skipped"));
-    assertThat(hiddenNames()).isEmpty();
-    // Once the racers have stopped, nothing holds the rest: all of it goes.
+    assertThat(actions).allSatisfy(a -> assertThat(a.get("result").asText()).isIn("reaped", "skipped", "failed"));
+    // Once the racers have stopped, nothing holds the rest: all of it goes, and so does any file an
+    // opener raced while its old name was being taken (left under its hidden name, not stranded).
     CliRun.of("clean", "-c", config.toString());
     assertThat(raced).allSatisfy(p -> assertThat(p).doesNotExist());
+    assertThat(hiddenNames()).isEmpty();
   }
 
   @Test
@@ -244,12 +245,13 @@ class LeaseReapTest {
       }
       System.out.printf("daemon under racers: %d passes, %d reaped in all%n", daemon.status().passes() - first,
           daemon.status().reaped());
-      Eventually.until("every file the racers left is reaped", PATIENCE, () -> {
+      // Files an opener raced while the test re-created their old names are left under their hidden
+      // names (the put-back found the name taken); the daemon reaps those too once nothing holds them.
+      Eventually.until("every file the racers left is reaped, hidden names included", PATIENCE, () -> {
         daemon.sweepNow();
-        return raced.stream().noneMatch(Files::exists);
+        return raced.stream().noneMatch(Files::exists) && hiddenNames().isEmpty();
       });
     }
-    assertThat(hiddenNames()).isEmpty();
   }
 
   private List<Path> segments(String prefix, int n) {
