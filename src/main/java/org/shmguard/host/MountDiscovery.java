@@ -1,8 +1,12 @@
 package org.shmguard.host;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -200,9 +204,9 @@ public final class MountDiscovery {
   private Found readShmOf(String ns, List<Integer> pids, NsOwners owners, List<String> warnings) {
     for (int pid : pids) {
       try {
-        String text = ProcFiles.readOrNull(paths.proc(Integer.toString(pid), "mountinfo"));
-        if (text != null) {
-          MountEntry shm = visibleAt(MountEntry.parseAll(text), SHM);
+        Shown shown = shownAt(paths.proc(Integer.toString(pid), "mountinfo"), SHM);
+        if (shown != null) {
+          MountEntry shm = shown.entry();
           if (shm == null) {
             return null;
           }
@@ -223,6 +227,43 @@ public final class MountDiscovery {
       }
     }
     return null;
+  }
+
+  /** What a mountinfo file shows at a mount point: {@code entry} null if nothing is mounted there. */
+  private record Shown(MountEntry entry) {}
+
+  /**
+   * The mount {@code mountinfo} shows at {@code mountPoint} (the last one there, which covers any
+   * earlier one), read line by line and only that one kept: a user namespace's mountinfo can hold
+   * tens of thousands of lines of 8 KiB, more than the daemon's whole heap. Null if the process has
+   * gone.
+   */
+  private static Shown shownAt(Path mountinfo, String mountPoint) throws AccessDeniedException {
+    String field = " " + mountPoint + " ";
+    MountEntry last = null;
+    // InputStreamReader replaces bytes that are not UTF-8 (a user's mount point), as new String does.
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(Files.newInputStream(mountinfo),
+        StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = r.readLine()) != null) {
+        if (line.contains(field)) {
+          MountEntry e = MountEntry.parse(line);
+          if (e != null && e.mountPoint().equals(mountPoint)) {
+            last = e;
+          }
+        }
+      }
+      return new Shown(last);
+    } catch (NoSuchFileException e) {
+      return null;
+    } catch (AccessDeniedException e) {
+      throw e;
+    } catch (IOException e) {
+      if (ProcFiles.isGone(e)) {
+        return null;
+      }
+      throw new AccessDeniedException(mountinfo.toString(), null, e.getMessage());
+    }
   }
 
   /** Why a mount that shows a directory of its tmpfs, not the tmpfs's root, is only reported. */

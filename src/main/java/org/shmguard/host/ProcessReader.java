@@ -160,15 +160,15 @@ final class ProcessReader {
 
   /** Reads the maps of {@code task} ("PID" or "PID/task/TID"); its length, or -1 if it has gone. */
   private int readMaps(String task, int pid) throws AccessDeniedException {
-    int length = proc.readFile(task + "/maps");
+    // By pieces: any user can make a process's maps hundreds of MiB long (65,000 mappings of a long path).
+    int length = proc.readLines(task + "/maps", (b, n) -> MapsParser.forEachMatch(b, n, wanted, (dev, ino, size, path) -> {
+      boolean deleted = path.endsWith(" (deleted)");
+      index.add(new FileKey(dev, ino), new HolderRef(pid, Access.MAP, path, deleted, size));
+    }));
     if (length < 0) {
       gone(-length, task + "/maps"); // throws unless it has gone
       return -1;
     }
-    MapsParser.forEachMatch(proc.bytes(), length, wanted, (dev, ino, size, path) -> {
-      boolean deleted = path.endsWith(" (deleted)");
-      index.add(new FileKey(dev, ino), new HolderRef(pid, Access.MAP, path, deleted, size));
-    });
     return length;
   }
 
@@ -285,10 +285,9 @@ final class ProcessReader {
     if (mounts.hasRead(key)) {
       return;
     }
-    int length = proc.readFile(task + "/mountinfo");
-    if (length > 0) {
-      mounts.learn(key, proc.bytes(), length);
-    } else {
+    // By pieces: a user namespace's mountinfo can have thousands of lines of 8 KiB.
+    int length = proc.readLines(task + "/mountinfo", (b, n) -> mounts.learn(key, b, n));
+    if (length <= 0) {
       mounts.tried(key); // unreadable: its fds' mounts stay unknown, so they hold by inode number
     }
   }
