@@ -70,7 +70,9 @@ public final class MountDiscovery {
     List<MountEntry> own;
     Path ownMountinfo = paths.proc(referencePid(), "mountinfo");
     try {
-      own = MountEntry.parseAll(Files.readString(ownMountinfo));
+      // Not Files.readString, which refuses bytes that are not UTF-8: any user can mount FUSE (fusermount3)
+      // at such a name, and mountinfo escapes only space, tab, newline and backslash.
+      own = MountEntry.parseAll(new String(Files.readAllBytes(ownMountinfo), StandardCharsets.UTF_8));
     } catch (IOException e) {
       warnings.add("cannot read " + ownMountinfo + ": " + e.getMessage());
       return new Result(List.of(), warnings);
