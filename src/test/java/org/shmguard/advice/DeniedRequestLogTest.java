@@ -48,7 +48,7 @@ class DeniedRequestLogTest {
     try (AdviceServer server = AdviceServer.bind(socket, responder,
         new AdviceServer.Limits(1024, Duration.ofSeconds(2), Duration.ofSeconds(5), 32, 4, 8)).start()) {
       for (int i = 0; i < 40; i++) {
-        assertThat(client.ask(65534, socket, "CLEAN dry-run=true")).startsWith("ERR v1 denied");
+        assertThat(client.ask(65534, socket, "CLEAN v1 dry-run=true")).startsWith("ERR v1 denied");
       }
     } finally {
       log.detachAppender(lines);
