@@ -3,7 +3,8 @@
  * DIR, makes a path in it nearly PATH_MAX long, and binds that directory onto itself COUNT times,
  * so that the namespace's /proc/PID/mountinfo has COUNT lines of about 8 KiB each. With HOLD, it
  * also keeps a file of that tmpfs open, so that a holder pass has to place an fd on it.
- * Usage: many-mounts DIR COUNT. Prints "ready N" (N binds made), then waits to be killed.
+ * Usage: many-mounts DIR COUNT [short]. With "short", the path stays DIR (lines of about 100
+ * bytes, for as many mounts as the namespace takes). Prints "ready N" (N binds made), then waits.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,8 +16,8 @@
 #include <unistd.h>
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: many-mounts DIR COUNT\n");
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: many-mounts DIR COUNT [short]\n");
     return 2;
   }
   long count = atol(argv[2]);
@@ -29,7 +30,7 @@ int main(int argc, char **argv) {
   char part[241];
   memset(part, 'n', sizeof part - 1);
   part[sizeof part - 1] = 0;
-  while (strlen(path) + 2 * sizeof part < 3900) {
+  while (argc == 3 && strlen(path) + 2 * sizeof part < 3900) {
     strcat(path, "/");
     strcat(path, part);
     if (mkdir(path, 0755) != 0) {
