@@ -89,9 +89,9 @@ class HugeProcFilesTest {
     return Long.parseLong(line.substring("ready ".length()));
   }
 
-  private record Result(int status, String err) {}
+  record Result(int status, String err) {}
 
-  private static Result cleanUnderTheUnitsHeap(Path config) throws Exception {
+  static Result cleanUnderTheUnitsHeap(Path config) throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(Sandbox.javaBinary());
     cmd.addAll(unitJvmOptions());

@@ -22,6 +22,39 @@ import org.shmguard.testing.TmpfsMount;
  * process lives.
  */
 class UnplaceableFdFloodTest {
+  /**
+   * Each such fd is kept in the pass's index with its link text, whatever its inode number: two
+   * processes with 18,000 fds each on a detached tmpfs, in a directory whose path is nearly
+   * PATH_MAX long, are about 140 MiB of paths. A clean under the unit's heap must still finish.
+   */
+  @Test
+  void thousandsOfAUsersFdsOnADetachedTmpfsDoNotEndACleanUnderTheUnitsHeap() throws Exception {
+    Path bin = CProgram.build("redteam/detached-holder.c");
+    List<Process> attackers = new java.util.ArrayList<>();
+    try (TmpfsMount watched = TmpfsMount.create("size=8m,mode=1777");
+        TmpfsMount workspace = TmpfsMount.create("size=1m,mode=1777")) {
+      watched.createSegment("nccl-Leak06", 4_100);
+      try {
+        for (int i = 0; i < 2; i++) {
+          Process a = new ProcessBuilder("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+              "unshare", "--user", "--map-root-user", "--mount", "--propagation", "private", bin.toString(),
+              workspace.path().toString(), "18000", "deep").redirectErrorStream(true).start();
+          attackers.add(a);
+          assertThat(new String(a.getInputStream().readNBytes(6))).isEqualTo("ready\n");
+        }
+
+        HugeProcFilesTest.Result r = HugeProcFilesTest.cleanUnderTheUnitsHeap(TestConfig.watching(watched.path(), "0s"));
+
+        assertThat(r.status()).as(r.err()).isZero();
+      } finally {
+        for (Process a : attackers) {
+          a.destroyForcibly();
+          a.waitFor(30, TimeUnit.SECONDS);
+        }
+      }
+    }
+  }
+
   @Test
   @Disabled("finding: a user's fds on a detached tmpfs hold every watched segment with a small inode number, so no leak "
       + "is reaped anywhere while they stay open (ProcessReader.unresolved holds by inode number alone)")
