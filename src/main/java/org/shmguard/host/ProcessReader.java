@@ -1,6 +1,7 @@
 package org.shmguard.host;
 
 import java.nio.file.AccessDeniedException;
+import java.util.Arrays;
 import org.shmguard.model.Access;
 import org.shmguard.model.Dev;
 import org.shmguard.model.FileKey;
@@ -36,6 +37,11 @@ final class ProcessReader {
   private final ProcCalls proc;
   private final HostPaths paths;
   private final long[] wanted;
+  /**
+   * The inode numbers, sorted, of the watched files this pass is for; an fd on a mount no
+   * mountinfo lists is kept only if its inode number is one of them. Null: every such fd is kept.
+   */
+  private final long[] inodes;
   private final HolderIndex.Builder index;
   private final MountIds mounts;
   /**
@@ -47,8 +53,10 @@ final class ProcessReader {
   private final int[][] fds = {new int[64]};
   private final int[] tables = new int[16];
 
-  ProcessReader(ProcCalls proc, HostPaths paths, long[] wanted, HolderIndex.Builder index, MountIds mounts) {
+  ProcessReader(ProcCalls proc, HostPaths paths, long[] wanted, long[] inodes, HolderIndex.Builder index,
+      MountIds mounts) {
     this.proc = proc;
+    this.inodes = inodes;
     this.mounts = mounts;
     this.paths = paths;
     this.wanted = wanted;
@@ -224,6 +232,11 @@ final class ProcessReader {
           dev = mounts.device((int) mntId);
         }
         if (dev == null) {
+          if (inodes != null && ino >= 0 && Arrays.binarySearch(inodes, ino) < 0) {
+            // No watched file has its inode number: any user can open a million of these, and
+            // keeping each (with its link text) would fill the heap.
+            continue;
+          }
           unresolved(pid, task, fd, ino, path != null ? path : linkText(link));
         } else if (HolderScanner.contains(wanted, dev)) {
           watched(pid, dir, fd, dev, ino, path != null ? path : linkText(link));

@@ -7,5 +7,6 @@ import org.shmguard.model.Dev;
 /** Runs the confirming /proc pass just before an unlink. */
 @FunctionalInterface
 public interface HolderConfirmer {
-  HolderPass confirm(Collection<Dev> devs);
+  /** The pass over {@code devs}, for the candidates with inode numbers {@code inodes}. */
+  HolderPass confirm(Collection<Dev> devs, long[] inodes);
 }
