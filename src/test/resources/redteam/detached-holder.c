@@ -3,7 +3,8 @@
  * DIR, creates COUNT files in it and keeps each open, then detaches the mount (umount -l), so no
  * mountinfo lists the mount of those fds. The files' inode numbers are the small ones every
  * fresh tmpfs hands out. With "deep", the files are in a directory whose path is nearly PATH_MAX
- * long, so each fd's link text is too. Usage: detached-holder DIR COUNT [deep]. Prints "ready",
+ * long, so each fd's link text is too, and the first 1,000 inode numbers are used up first (made
+ * and removed), so the fds' numbers are not those of a fresh tmpfs's first files. Usage: detached-holder DIR COUNT [deep]. Prints "ready",
  * then waits to be killed.
  */
 #include <fcntl.h>
@@ -25,6 +26,15 @@ int main(int argc, char **argv) {
   if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
     nofile.rlim_cur = nofile.rlim_max;
     setrlimit(RLIMIT_NOFILE, &nofile);
+  }
+  for (long i = 0; argc == 4 && i < 1000; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "skip%ld", i);
+    int fd = open(name, O_RDWR | O_CREAT, 0644);
+    if (fd < 0 || close(fd) != 0 || unlink(name) != 0) {
+      perror("skip");
+      return 1;
+    }
   }
   char part[241];
   memset(part, 'd', sizeof part - 1);

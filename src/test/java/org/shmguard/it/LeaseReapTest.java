@@ -130,7 +130,7 @@ class LeaseReapTest {
       Judgement j = engine.judge();
       // Judged while the mapping exists, the mapped file is held: judge it again as if nobody held it.
       Judgement unheld = judgeWithoutHolders();
-      List<ReapOutcome> done = new Reaper((devs, inodes) -> blindPass()).execute(unheld.plan(), false);
+      List<ReapOutcome> done = new Reaper(devs -> blindPass()).execute(unheld.plan(), false);
 
       assertThat(j.plan().candidates()).extracting(a -> a.segment().displayName()).containsExactly("nccl-Free01");
       assertThat(done).extracting(o -> o.candidate().segment().displayName() + " " + o.result())

@@ -25,7 +25,9 @@ class UnplaceableFdFloodTest {
   /**
    * Each such fd is kept in the pass's index with its link text, whatever its inode number: two
    * processes with 18,000 fds each on a detached tmpfs, in a directory whose path is nearly
-   * PATH_MAX long, are about 140 MiB of paths. A clean under the unit's heap must still finish.
+   * PATH_MAX long, are about 140 MiB of paths. A clean under the unit's heap must still finish,
+   * and reap a leak whose inode number none of them has: its judging pass and its confirming pass
+   * both keep only the fds that could be a listed file.
    */
   @Test
   void thousandsOfAUsersFdsOnADetachedTmpfsDoNotEndACleanUnderTheUnitsHeap() throws Exception {
@@ -33,7 +35,7 @@ class UnplaceableFdFloodTest {
     List<Process> attackers = new java.util.ArrayList<>();
     try (TmpfsMount watched = TmpfsMount.create("size=8m,mode=1777");
         TmpfsMount workspace = TmpfsMount.create("size=1m,mode=1777")) {
-      watched.createSegment("nccl-Leak06", 4_100);
+      Path leak = watched.createSegment("nccl-Leak06", 4_100);
       try {
         for (int i = 0; i < 2; i++) {
           Process a = new ProcessBuilder("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
@@ -46,6 +48,7 @@ class UnplaceableFdFloodTest {
         HugeProcFilesTest.Result r = HugeProcFilesTest.cleanUnderTheUnitsHeap(TestConfig.watching(watched.path(), "0s"));
 
         assertThat(r.status()).as(r.err()).isZero();
+        assertThat(leak).as("reaped: its inode number is none of the fds' (they skip the first 1,000)").doesNotExist();
       } finally {
         for (Process a : attackers) {
           a.destroyForcibly();
