@@ -3,10 +3,15 @@
  * some of them open or mapped, then sleeps until stdin closes; the bench kills single holders by
  * pid. Lighter than a JVM per holder, so hundreds fit on a small machine.
  *
- * usage: shmfixture DIR SEGMENTS PROCESSES HELD SIZE [FIRST]
+ * usage: shmfixture DIR SEGMENTS PROCESSES HELD SIZE [FIRST [THREADED]]
  *   SEGMENTS files named nccl-XXXXXX (SIZE bytes each, allocated), numbered from FIRST (default
  *   0); the first HELD are held, segment j by holder j % PROCESSES, by fd, by mapping, or by
  *   mapping of a file then unlinked, as j % 3 is 0, 1 or 2. Every holder exists even if it holds nothing.
+ *   THREADED (default 0, none): every THREADED-th holder (i % THREADED == 0) also starts three
+ *   threads once its segments are open: two that share its fd table (clone with CLONE_FILES, as
+ *   pthreads do) and one made without CLONE_FILES, whose fd table is its own copy of the holder's
+ *   (the same fds, so the same segments held); /proc shows that copy only under
+ *   /proc/PID/task/TID/fd. The threads only sleep. Every scanner still finds the same holders.
  * stdout: one line "holder PID NAME,NAME,..." per holder (the names of the segments it holds that
  *   stay linked), then "ready". The parent reaps holders that die; when stdin closes it kills the
  *   holders that remain and exits.
@@ -19,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,15 +64,32 @@ static void die(const char *what) {
   exit(1);
 }
 
+/* A thread made by raw clone() has no TLS of its own: it makes raw system calls only. */
+static int sleeper(void *unused) {
+  (void) unused;
+  for (;;) syscall(SYS_pause);
+  return 0;
+}
+
+/* Starts a thread of this process that sleeps; with its own copy of the fd table unless share_files. */
+static void start_thread(int share_files) {
+  const size_t stack = 64 * 1024;
+  char *s = mmap(NULL, stack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (s == MAP_FAILED) die("mmap stack");
+  int flags = CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | (share_files ? CLONE_FILES : 0);
+  if (clone(sleeper, s + stack, flags, NULL) < 0) die("clone");
+}
+
 int main(int argc, char **argv) {
-  if (argc != 6 && argc != 7) {
-    fprintf(stderr, "usage: shmfixture DIR SEGMENTS PROCESSES HELD SIZE [FIRST]\n");
+  if (argc < 6 || argc > 8) {
+    fprintf(stderr, "usage: shmfixture DIR SEGMENTS PROCESSES HELD SIZE [FIRST [THREADED]]\n");
     return 2;
   }
   const char *dir = argv[1];
   processes = atol(argv[3]);
   long segments = atol(argv[2]), held = atol(argv[4]), size = atol(argv[5]);
-  long first = argc == 7 ? atol(argv[6]) : 0;
+  long first = argc >= 7 ? atol(argv[6]) : 0;
+  long threaded = argc == 8 ? atol(argv[7]) : 0;
   int dfd = open(dir, O_RDONLY | O_DIRECTORY);
   if (dfd < 0) die(dir);
   char name[64];
@@ -97,6 +121,11 @@ int main(int argc, char **argv) {
         }
       }
       close(dfd);
+      if (threaded > 0 && i % threaded == 0) {
+        start_thread(1);
+        start_thread(1);
+        start_thread(0);
+      }
       if (write(ready[1], "r", 1) != 1) _exit(1);
       close(ready[1]);
       close(0);

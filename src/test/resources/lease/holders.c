@@ -5,6 +5,12 @@
  *   scm PATH      a child opens PATH read-write, sends the fd over a socketpair to this process
  *                 with SCM_RIGHTS and exits; the fd sits unreceived in the socket. On the line
  *                 "recv": recvmsg, then print "nlink N" of the received fd.
+ *   handoff PATH  the same, but the child holds PATH open (it is the only holder /proc shows)
+ *                 until the line "send": then it sends the fd, closes it and exits, and this
+ *                 process prints "sent" once the child is gone. "recv" as for scm.
+ *   bind PATH TARGET  in a mount namespace of its own (as a container has), bind-mounts the file
+ *                 PATH onto the file TARGET and opens nothing. On "nlink": print "nlink N" of
+ *                 TARGET as this namespace sees it (stat, so it follows the mount).
  *   uring PATH    opens PATH, registers it in an io_uring (IORING_REGISTER_FILES, raw syscalls),
  *                 closes the fd. On "unregister": IORING_UNREGISTER_FILES, print "unregistered".
  *                 Prints "unavailable REASON" instead of "ready" where io_uring is turned off.
@@ -19,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -44,15 +52,34 @@ static void ready(void) {
   fflush(stdout);
 }
 
-static int scm(const char *path) {
-  int sv[2];
+/* Waits for the sending child; false (and says why) unless it sent and exited cleanly. */
+static int sender_done(pid_t child) {
+  int status;
+  if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "holders: the sender failed\n");
+    return 0;
+  }
+  return 1;
+}
+
+/* later: the child holds the fd until a byte arrives on go[0], and says so with a byte on opened[1]. */
+static int scm(const char *path, int later) {
+  int sv[2], go[2], opened[2];
   if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0) die("socketpair");
+  if (pipe(go) < 0 || pipe(opened) < 0) die("pipe");
   pid_t child = fork();
   if (child < 0) die("fork");
   if (child == 0) {
     close(sv[1]);
+    close(go[1]); /* so that the parent's exit ends the wait below */
+    close(opened[0]);
     int fd = open(path, O_RDWR);
     if (fd < 0) die("open");
+    if (later) {
+      char b = 1;
+      if (write(opened[1], &b, 1) != 1) die("write");
+      if (read(go[0], &b, 1) != 1) _exit(0); /* the parent went away: nothing to send */
+    }
     char byte = 'x';
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
     char control[CMSG_SPACE(sizeof(int))];
@@ -68,15 +95,29 @@ static int scm(const char *path) {
     _exit(0);
   }
   close(sv[0]);
-  int status;
-  if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fprintf(stderr, "holders: the sender failed\n");
+  close(go[0]);
+  close(opened[1]);
+  if (later) {
+    char b;
+    if (read(opened[0], &b, 1) != 1) {
+      fprintf(stderr, "holders: the holding child failed\n");
+      return 2;
+    }
+    ready();
+  } else if (!sender_done(child)) {
     return 2;
+  } else {
+    ready();
   }
-  ready();
   char line[64];
   while (read_line(line, sizeof line)) {
-    if (strcmp(line, "recv") == 0) {
+    if (strcmp(line, "send") == 0 && later) {
+      char b = 1;
+      if (write(go[1], &b, 1) != 1) die("write");
+      if (!sender_done(child)) return 2;
+      printf("sent\n");
+      fflush(stdout);
+    } else if (strcmp(line, "recv") == 0) {
       char byte;
       struct iovec iov = {.iov_base = &byte, .iov_len = 1};
       char control[CMSG_SPACE(sizeof(int))];
@@ -91,6 +132,23 @@ static int scm(const char *path) {
       memcpy(&fd, CMSG_DATA(c), sizeof(int));
       struct stat st;
       if (fstat(fd, &st) < 0) die("fstat");
+      printf("nlink %ld\n", (long) st.st_nlink);
+      fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+static int bind_mounted(const char *path, const char *target) {
+  if (unshare(CLONE_NEWNS) < 0) die("unshare(CLONE_NEWNS)");
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) die("mount --make-rprivate /");
+  if (mount(path, target, NULL, MS_BIND, NULL) < 0) die("mount --bind");
+  ready();
+  char line[64];
+  while (read_line(line, sizeof line)) {
+    if (strcmp(line, "nlink") == 0) {
+      struct stat st;
+      if (stat(target, &st) < 0) die("stat");
       printf("nlink %ld\n", (long) st.st_nlink);
       fflush(stdout);
     }
@@ -153,9 +211,11 @@ static int racer(long ms, char **paths, int n) {
 
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
-  if (argc >= 3 && strcmp(argv[1], "scm") == 0) return scm(argv[2]);
+  if (argc >= 3 && strcmp(argv[1], "scm") == 0) return scm(argv[2], 0);
+  if (argc >= 3 && strcmp(argv[1], "handoff") == 0) return scm(argv[2], 1);
+  if (argc >= 4 && strcmp(argv[1], "bind") == 0) return bind_mounted(argv[2], argv[3]);
   if (argc >= 3 && strcmp(argv[1], "uring") == 0) return uring(argv[2]);
   if (argc >= 4 && strcmp(argv[1], "racer") == 0) return racer(atol(argv[2]), argv + 3, argc - 3);
-  fprintf(stderr, "usage: holders scm PATH | uring PATH | racer MS PATH...\n");
+  fprintf(stderr, "usage: holders scm PATH | handoff PATH | bind PATH TARGET | uring PATH | racer MS PATH...\n");
   return 2;
 }

@@ -38,21 +38,33 @@ public final class Bench {
     Config config = ConfigLoader.defaults();
     ScanBench scan = new ScanBench(tools, config);
 
-    if (params.scan()) {
-      log("scan: %d processes, %d segments, %d rounds", params.processes(), params.segments(), params.rounds());
-      try (Fixture f = Fixture.create(tools, SHM, params.processes(), params.segments())) {
-        ScanBench.Figures fig = scan.measure(f, params.rounds(), true);
-        putScan(results, fig);
-        StageBreakdown.measure(results, config, params.rounds());
-        cliScan(results, params);
+    // -Dbench.baselineJar: another build, timed in the same rounds as this one (the cost of a change)
+    Baseline baseline = Baseline.start(params);
+    try {
+      if (params.scan()) {
+        log("scan: %d processes, %d segments, %d rounds", params.processes(), params.segments(), params.rounds());
+        try (Fixture f = Fixture.create(tools, SHM, params.processes(), params.segments(), params.threadedEvery())) {
+          ScanBench.Figures fig = scan.measure(f, params.rounds(), true, baseline);
+          putScan(results, fig);
+          StageBreakdown.measure(results, config, params.rounds());
+          cliScan(results, params);
+        }
+      } else {
+        for (String k : List.of("scan.ratioFuser", "scan.ratioLsof", "scan.ratioFloor")) {
+          results.missing(k, "scan comparison skipped (-Dbench.scan=false)");
+        }
       }
-    } else {
-      for (String k : List.of("scan.ratioFuser", "scan.ratioLsof", "scan.ratioFloor")) {
-        results.missing(k, "scan comparison skipped (-Dbench.scan=false)");
+      if (params.reap()) {
+        log("reap: %d leaked files a round, %d rounds", params.reapFiles(), params.rounds());
+        ReapBench.run(results, params, tools, baseline);
+      }
+    } finally {
+      if (baseline != null) {
+        baseline.close();
       }
     }
     if (params.scaling()) {
-      scaling(results, tools, scan);
+      scaling(results, tools, scan, params.threadedEvery());
     }
     if (params.daemon()) {
       DaemonBench.run(results, params, tools);
@@ -95,11 +107,60 @@ public final class Bench {
     r.note("scan.shmguard", "Engine.judge() in one warm JVM: mount discovery, segment listing, one /proc pass, "
         + "holder details, verdicts; nothing reaped");
     r.note("scan.floor", "procfloor: read every /proc/PID/maps and list every /proc/PID/fd, timed inside the process");
-    r.note("scan.floorFull", "procfloor \"full\": the kernel work of a whole shmguard scan without parsing: the floor "
-        + "plus a readlink of every fd and its fdinfo where it is a path, a statx of every /proc/PID/task and a kcmp per "
-        + "thread of a multi-threaded process, a readlink of every ns/mnt, a read of every /proc/PID/stat, an lstat of "
-        + "every file in the mount; ratioFloorFull = shmguard / floorFull shows shmguard's own overhead");
+    putSafetyChecks(r, f);
     r.note("scan.fuser", "fuser FILE... over every segment file, whole process; lsof -n -P -w +f -- /dev/shm likewise");
+  }
+
+  /**
+   * What issue 11's holder checks cost a pass: the kernel work of a complete scan that keeps them
+   * (floorFull) against the one before them (floorFullOld), and shmguard's warm scan against both.
+   */
+  private static void putSafetyChecks(Results r, ScanBench.Figures f) {
+    putTiming(r, "scan.floorFullOld", f.floorFullOld());
+    r.put("scan.floorFull.threadTables", f.lastFull().threadTables());
+    r.put("scan.floorFull.fdinfos", f.lastFull().fdinfos());
+    r.put("scan.ratioFloorFullOld", f.ratio(f.floorFullOld()));
+    double cost = f.floorFull().cpu().median() - f.floorFullOld().cpu().median();
+    r.put("scan.safetyChecksCpuMs", cost);
+    r.put("scan.shmguardReadsThreadTables", hasClass("org.shmguard.host.ProcessReader"));
+    if (f.baseline() != null) {
+      putTiming(r, "scan.baseline", f.baseline());
+      r.put("scan.baseline.ratioFloorFullOld", f.baseline().cpu().median() / f.floorFullOld().cpu().median());
+      r.put("scan.safetyChecksShmguardCpuMs", f.shmguard().cpu().median() - f.baseline().cpu().median());
+      r.note("scan.baseline", "the warm scan (Engine.judge) of the build -Dbench.baselineJar=" + System.getProperty(
+          "bench.baselineJar") + ", in a JVM of its own, timed in the same shuffled rounds; "
+          + "safetyChecksShmguardCpuMs = this build's scan - the baseline's (CPU medians)");
+    } else {
+      r.missing("scan.safetyChecksShmguardCpuMs", "no -Dbench.baselineJar: this build's scan alone (give the jar of "
+          + "the build before a change to time both in the same rounds)");
+    }
+    r.note("scan.floorFull", "procfloor \"full\": the kernel work of a complete scan that keeps issue 11's holder "
+        + "rules, parsing only fdinfo's mnt_id: per process a statx of /proc/PID/task (thread count) and its maps; per "
+        + "fd table a readlink of each fd, and for each that is not a socket, pipe or anon inode a read of its fdinfo "
+        + "(mnt_id, ino), a statx through the link only for fds on the watched mount; for a process with several "
+        + "threads a listing of /proc/PID/task and a kcmp(KCMP_FILES) per thread, reading /proc/PID/task/TID/fd where "
+        + "the table is another; a readlink of every ns/mnt, a read of every /proc/PID/stat, an lstat of every file in "
+        + "the mount, one mountinfo read. ratioFloorFull = shmguard / floorFull is shmguard's own overhead. The "
+        + "fixture gives every bench.threadedEvery-th holder (4 by default) 3 threads, one with its own fd table "
+        + "(threadTables: such tables read in the last pass)");
+    r.note("scan.floorFullOld", "procfloor \"old\": the kernel work of a complete scan before issue 11 (the "
+        + "scan.floorFull of earlier runs): the floor plus a stat through every fd of each leader's table, a readlink "
+        + "of every ns/mnt, a read of every /proc/PID/stat, an lstat of every file in the mount");
+    r.note("scan.safetyChecksCpuMs", String.format(java.util.Locale.ROOT, "the kernel work issue 11's checks add to "
+        + "a pass, floorFull - floorFullOld: %.1f ms of %.1f ms (CPU medians); shmguard's warm scan, %.1f ms, is "
+        + "%.2f x floorFull and %.2f x floorFullOld; shmguardReadsThreadTables says whether the build measured has "
+        + "those checks", cost, f.floorFull().cpu().median(), f.shmguard().cpu().median(), f.ratio(f.floorFull()),
+        f.ratio(f.floorFullOld())));
+  }
+
+  /** Whether this build of shmguard has a class: tells which code the figures are of. */
+  static boolean hasClass(String name) {
+    try {
+      Class.forName(name, false, Bench.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException e) {
+      return false;
+    }
   }
 
   private static void putTiming(Results r, String key, ScanBench.Timing t) {
@@ -140,20 +201,21 @@ public final class Bench {
     r.note("scanCli.medianMs", "java -jar target/shmguard.jar scan --json, whole cold process, median of 5");
   }
 
-  private static void scaling(Results r, NativeTools tools, ScanBench scan) throws Exception {
+  private static void scaling(Results r, NativeTools tools, ScanBench scan, int threadedEvery) throws Exception {
     int[] procs = {100, 400, 1600};
     int[] segs = {1000, 4000, 16000};
     double[][] ms = new double[3][3];
     for (int i = 0; i < 3; i++) {
       for (int j = 0; j < 3; j++) {
         log("scaling: %d processes, %d segments", procs[i], segs[j]);
-        try (Fixture f = Fixture.create(tools, SHM, procs[i], segs[j])) {
+        try (Fixture f = Fixture.create(tools, SHM, procs[i], segs[j], threadedEvery)) {
           ScanBench.Figures fig = scan.measure(f, 11, false);
           ms[i][j] = fig.shmguard().cpu().median();
           String key = "scaling.p" + procs[i] + "_s" + segs[j];
           r.put(key + ".shmguardCpuMs", fig.shmguard().cpu().median());
           r.put(key + ".floorCpuMs", fig.floor().cpu().median());
           r.put(key + ".floorFullCpuMs", fig.floorFull().cpu().median());
+          r.put(key + ".floorFullOldCpuMs", fig.floorFullOld().cpu().median());
           r.put(key + ".shmguardWallMs", fig.shmguard().wall().median());
           r.put(key + ".ratioFloor", fig.ratio(fig.floor()));
         }

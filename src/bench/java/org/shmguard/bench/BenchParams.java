@@ -15,14 +15,21 @@ import java.nio.file.Path;
  * @param idleSeconds how long the idle footprint is measured
  * @param kills SIGKILLs of last holders for the reap delay
  * @param burst segment files created at once for the burst
+ * @param threadedEvery every threadedEvery-th holder of a fixture also has three threads, one of
+ *     them with an fd table of its own (0: no threads)
+ * @param reap whether to time reaps against the unlink and lease floors
+ * @param reapFiles leaked files reaped in each timed round of the reap measurement
+ * @param baselineJar another build's jar whose scan and reaps are timed beside this build's (the
+ *     cost of a change in one run), or null
  */
 record BenchParams(Path basedir, Path jar, Path out, int processes, int segments, int rounds, boolean scan, boolean scaling,
-    boolean daemon, int idleSeconds, int kills, int burst) {
+    boolean daemon, int idleSeconds, int kills, int burst, int threadedEvery, boolean reap, int reapFiles, Path baselineJar) {
 
   BenchParams {
-    if (processes < 1 || segments < 4 || rounds < 3 || idleSeconds < 1 || kills < 1 || burst < 1) {
+    if (processes < 1 || segments < 4 || rounds < 3 || idleSeconds < 1 || kills < 1 || burst < 1 || threadedEvery < 0
+        || reapFiles < 1) {
       throw new IllegalArgumentException("bench parameters out of range: processes >= 1, segments >= 4, rounds >= 3,"
-          + " idleSeconds >= 1, kills >= 1, burst >= 1");
+          + " idleSeconds >= 1, kills >= 1, burst >= 1, threadedEvery >= 0, reapFiles >= 1");
     }
   }
 
@@ -39,7 +46,11 @@ record BenchParams(Path basedir, Path jar, Path out, int processes, int segments
         Boolean.parseBoolean(System.getProperty("bench.daemon", "true")),
         Integer.getInteger("bench.idleSeconds", 60),
         Integer.getInteger("bench.kills", 200),
-        Integer.getInteger("bench.burst", 20000));
+        Integer.getInteger("bench.burst", 20000),
+        Integer.getInteger("bench.threadedEvery", 4),
+        Boolean.parseBoolean(System.getProperty("bench.reap", "true")),
+        Integer.getInteger("bench.reapFiles", 1000),
+        System.getProperty("bench.baselineJar", "").isBlank() ? null : Path.of(System.getProperty("bench.baselineJar")));
   }
 
   /** The segment files held in a fixture of {@code segments}: a quarter. */

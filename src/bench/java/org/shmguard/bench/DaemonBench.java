@@ -53,7 +53,8 @@ final class DaemonBench {
         + "-jar " + params.jar() + " daemon -c CONFIG");
     Path socket = params.out().resolve("notify.sock");
     try (NotifyListener notify = new NotifyListener(tools, socket);
-         Fixture f = Fixture.create(tools, Bench.SHM, params.processes(), params.segments())) {
+         Fixture f = Fixture.create(tools, Bench.SHM, params.processes(), params.segments(),
+             params.threadedEvery())) {
       boolean ready = startToReady(notify);
       Path config = writeConfig("daemon.yaml", false, ready ? "info" : "debug");
       Bench.log("daemon: long run (idle, reap delay, burst)");

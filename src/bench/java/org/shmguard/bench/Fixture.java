@@ -16,11 +16,13 @@ import org.shmguard.nativ.Posix;
 
 /**
  * A fresh tmpfs with segment files and the holder processes of the C fixture (shmfixture): a
- * quarter of the segments held, by fd, by mapping, and by mapping of a then unlinked file. Closing
- * it ends the holders (by pid, through their parent) and unmounts the tmpfs.
+ * quarter of the segments held, by fd, by mapping, and by mapping of a then unlinked file; every
+ * {@code threadedEvery}-th holder also has three sleeping threads, two sharing its fd table and
+ * one with a copy of its own (so a scan must read that thread's table too, and finds the same
+ * holders). Closing it ends the holders (by pid, through their parent) and unmounts the tmpfs.
  *
  * <pre>{@code
- * try (Fixture f = Fixture.create(tools, Path.of("/dev/shm"), 400, 4000)) { ... f.holders() ... }
+ * try (Fixture f = Fixture.create(tools, Path.of("/dev/shm"), 400, 4000, 4)) { ... f.holders() ... }
  * }</pre>
  */
 final class Fixture implements AutoCloseable {
@@ -57,12 +59,13 @@ final class Fixture implements AutoCloseable {
     run("umount", mount.toString());
   }
 
-  static Fixture create(NativeTools tools, Path mount, int processes, int segments)
+  static Fixture create(NativeTools tools, Path mount, int processes, int segments, int threadedEvery)
       throws IOException, InterruptedException {
     int held = BenchParams.heldOf(segments);
     mountTmpfs(mount, "2g"); // a limit, not an allocation: room for the fixture and the burst
     Process p = new ProcessBuilder(tools.fixture(), mount.toString(), Integer.toString(segments),
-        Integer.toString(processes), Integer.toString(held), Long.toString(SEGMENT_BYTES))
+        Integer.toString(processes), Integer.toString(held), Long.toString(SEGMENT_BYTES), "0",
+        Integer.toString(threadedEvery))
         .redirectError(ProcessBuilder.Redirect.INHERIT).start();
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
     List<HolderProc> holders = new ArrayList<>();

@@ -13,8 +13,11 @@ import java.util.concurrent.TimeUnit;
  * for the pass itself (wall and CPU), without process start-up.
  */
 final class FloorScanner implements AutoCloseable {
-  /** One floor pass: its duration and what it read. */
-  record Pass(long nanos, long cpuNanos, int processes, long mapsBytes, long fdEntries) {}
+  /**
+   * One floor pass: its duration and what it read ({@code threadTables}: fd tables of threads other
+   * than a leader read; {@code fdinfos}: fdinfo files read; both 0 but in a full pass).
+   */
+  record Pass(long nanos, long cpuNanos, int processes, long mapsBytes, long fdEntries, long threadTables, long fdinfos) {}
 
   private final Process process;
   private final OutputStream in;
@@ -30,9 +33,18 @@ final class FloorScanner implements AutoCloseable {
     return request("\n");
   }
 
-  /** The kernel work of a whole scan of {@code mount}, without parsing (see procfloor.c). */
+  /**
+   * The kernel work of a whole scan of {@code mount} that keeps issue 11's holder rules, parsing only
+   * fdinfo's mnt_id: every thread's distinct fd table (kcmp), fdinfo instead of a stat through each
+   * fd (see procfloor.c).
+   */
   Pass fullPass(String mount) throws IOException {
     return request("full " + mount + "\n");
+  }
+
+  /** The kernel work of a whole scan as it was before issue 11: a stat through every fd of each leader. */
+  Pass oldFullPass(String mount) throws IOException {
+    return request("old " + mount + "\n");
   }
 
   private Pass request(String ask) throws IOException {
@@ -44,7 +56,7 @@ final class FloorScanner implements AutoCloseable {
     }
     String[] f = line.split(" ");
     return new Pass(Long.parseLong(f[0]), Long.parseLong(f[1]), Integer.parseInt(f[2]), Long.parseLong(f[3]),
-        Long.parseLong(f[4]));
+        Long.parseLong(f[4]), Long.parseLong(f[5]), Long.parseLong(f[6]));
   }
 
   @Override

@@ -7,8 +7,8 @@ import java.util.List;
 
 /**
  * The bench's C helpers (src/bench/c), compiled with gcc into target/bench/bin when the bench
- * starts: the fixture of holder processes, the /proc floor scanner, the sd_notify listener and a
- * wrapper that reports a command's CPU time.
+ * starts: the fixture of holder processes, the /proc floor scanner, the reap floor, the sd_notify
+ * listener and a wrapper that reports a command's CPU time.
  */
 final class NativeTools {
   private final Path bin;
@@ -20,7 +20,7 @@ final class NativeTools {
   static NativeTools build(Path basedir, Path out) throws IOException, InterruptedException {
     Path bin = out.resolve("bin");
     Files.createDirectories(bin);
-    for (String tool : List.of("shmfixture", "procfloor", "notifylisten", "cputime")) {
+    for (String tool : List.of("shmfixture", "procfloor", "reapfloor", "notifylisten", "cputime")) {
       Path src = basedir.resolve("src/bench/c").resolve(tool + ".c");
       Process gcc = new ProcessBuilder("gcc", "-O2", "-Wall", "-o", bin.resolve(tool).toString(), src.toString())
           .inheritIO().start();
@@ -37,6 +37,10 @@ final class NativeTools {
 
   String floor() {
     return bin.resolve("procfloor").toString();
+  }
+
+  String reapFloor() {
+    return bin.resolve("reapfloor").toString();
   }
 
   String cputime() {

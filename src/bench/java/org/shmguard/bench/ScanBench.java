@@ -24,8 +24,9 @@ import org.shmguard.policy.MountReport;
  */
 final class ScanBench {
   /** The figures of one fixture, and what each scanner found. */
-  record Figures(Timing shmguard, Stats shmguardThreadCpu, Timing floor, Timing floorFull, Timing fuser, Timing lsof, int processes, int segmentsSeen,
-      int heldSeen, int hiddenSeen, int holderPids, int floorProcesses, int fuserPids, int lsofPids) {
+  record Figures(Timing shmguard, Stats shmguardThreadCpu, Timing floor, Timing floorFull, Timing floorFullOld, Timing fuser,
+      Timing lsof, int processes, int segmentsSeen, int heldSeen, int hiddenSeen, int holderPids, int floorProcesses,
+      int fuserPids, int lsofPids, FloorScanner.Pass lastFull, Timing baseline) {
 
     /** shmguard's median CPU time over the other's: what the ratios in results.json report. */
     double ratio(Timing other) {
@@ -55,6 +56,12 @@ final class ScanBench {
   }
 
   Figures measure(Fixture fixture, int rounds, boolean withExternal) throws IOException, InterruptedException {
+    return measure(fixture, rounds, withExternal, null);
+  }
+
+  /** The same, with {@code baseline} (another build, or null) timed in the same rounds. */
+  Figures measure(Fixture fixture, int rounds, boolean withExternal, Baseline baseline)
+      throws IOException, InterruptedException {
     Engine engine = Engine.create(config, HostPaths.system());
     // Warm: the daemon's code is compiled by its second minute. Enough passes that the JIT has
     // finished, since process CPU time would count its compiler threads too.
@@ -75,6 +82,11 @@ final class ScanBench {
     List<Long> flCpu = new ArrayList<>();
     List<Long> ff = new ArrayList<>();
     List<Long> ffCpu = new ArrayList<>();
+    List<Long> fo = new ArrayList<>();
+    List<Long> foCpu = new ArrayList<>();
+    FloorScanner.Pass lastFull = null;
+    List<Long> bl = new ArrayList<>();
+    List<Long> blCpu = new ArrayList<>();
     List<Long> fu = new ArrayList<>();
     List<Long> fuCpu = new ArrayList<>();
     List<Long> ls = new ArrayList<>();
@@ -84,8 +96,12 @@ final class ScanBench {
     int floorProcesses = 0;
     try (FloorScanner floor = new FloorScanner(tools)) {
       floor.pass();
-      List<String> order = new ArrayList<>(withExternal ? List.of("shmguard", "floor", "floorFull", "fuser", "lsof")
-          : List.of("shmguard", "floor", "floorFull"));
+      List<String> order = new ArrayList<>(withExternal ? List.of("shmguard", "floor", "floorFull", "floorFullOld", "fuser", "lsof")
+          : List.of("shmguard", "floor", "floorFull", "floorFullOld"));
+      if (baseline != null) {
+        order.add("baseline");
+        baseline.scan(); // its first scan warms it (30 passes), untimed
+      }
       for (int r = 0; r < rounds; r++) {
         Collections.shuffle(order, random);
         for (String who : order) {
@@ -106,9 +122,19 @@ final class ScanBench {
               floorProcesses = p.processes();
             }
             case "floorFull" -> {
-              FloorScanner.Pass p = floor.fullPass(fixture.mount().toString());
-              ff.add(p.nanos());
-              ffCpu.add(p.cpuNanos());
+              lastFull = floor.fullPass(fixture.mount().toString());
+              ff.add(lastFull.nanos());
+              ffCpu.add(lastFull.cpuNanos());
+            }
+            case "floorFullOld" -> {
+              FloorScanner.Pass p = floor.oldFullPass(fixture.mount().toString());
+              fo.add(p.nanos());
+              foCpu.add(p.cpuNanos());
+            }
+            case "baseline" -> {
+              Baseline.Run run = baseline.scan();
+              bl.add(run.nanos());
+              blCpu.add(run.cpuNanos());
             }
             case "fuser" -> {
               ExternalTool.Run run = fuser.run();
@@ -139,8 +165,8 @@ final class ScanBench {
       hidden += m.hidden().size();
       m.hidden().forEach(h -> pids.addAll(h.pids()));
     }
-    return new Figures(Timing.of(sg, sgCpu), Stats.ofNanos(sgThread), Timing.of(fl, flCpu), Timing.of(ff, ffCpu), Timing.of(fu, fuCpu), Timing.of(ls, lsCpu),
-        last.snapshot().processesScanned(), last.segments().size(), held,
-        hidden, pids.size(), floorProcesses, fuserPids.size(), lsofPids.size());
+    return new Figures(Timing.of(sg, sgCpu), Stats.ofNanos(sgThread), Timing.of(fl, flCpu), Timing.of(ff, ffCpu),
+        Timing.of(fo, foCpu), Timing.of(fu, fuCpu), Timing.of(ls, lsCpu), last.snapshot().processesScanned(),
+        last.segments().size(), held, hidden, pids.size(), floorProcesses, fuserPids.size(), lsofPids.size(), lastFull, Timing.of(bl, blCpu));
   }
 }

@@ -46,7 +46,8 @@ public final class Engine {
   public static Engine create(Config config, HostPaths paths, Clock clock) {
     Observer observer = new Observer(paths, config.autoDiscover(), config.mountPaths(),
         config.namespaces().actInUserNamespaces(), clock, selection(config));
-    return new Engine(observer, new Reaper(HolderConfirmer.of(observer.holderScanner())), config.reap().policy(), config.reap().dryRun());
+    return new Engine(observer, new Reaper(HolderConfirmer.of(observer.holderScanner()), paths), config.reap().policy(),
+        config.reap().dryRun());
   }
 
   /**

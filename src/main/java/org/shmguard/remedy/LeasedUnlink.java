@@ -8,8 +8,12 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.function.BooleanSupplier;
+import org.shmguard.host.BindMounts;
+import org.shmguard.host.HostPaths;
+import org.shmguard.model.Dev;
 import org.shmguard.model.Segment;
 import org.shmguard.nativ.DirHandle;
 import org.shmguard.nativ.ErrnoException;
@@ -25,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * moving the name out of reach, a look for a pending break, and the unlink.
  *
  * <pre>{@code
- * List<LeasedUnlink.Done> done = new LeasedUnlink().reap(dir, List.of(new LeasedUnlink.Job(segment, reason)), dryRun);
+ * List<LeasedUnlink.Done> done = new LeasedUnlink(HostPaths.system()).reap(dir, List.of(new LeasedUnlink.Job(segment, reason)), dryRun);
  * }</pre>
  *
  * <p>For each file:
@@ -39,6 +43,10 @@ import org.slf4j.LoggerFactory;
  *   <li>wait {@link #SETTLE_MILLIS}, then ask the kernel whether the lease is breaking: an open
  *       that looked the name up before the rename and has since reached the file breaks it (and
  *       waits for us). Breaking: rename the file back and keep it;
+ *   <li>read every mount namespace's mountinfo ({@link BindMounts}): a file mounted somewhere
+ *       (a bind mount of it, made before the rename, now shows the hidden name as its root) is
+ *       held by that mount, which opens nothing and so does not stop a lease. Mounted, or the
+ *       mounts cannot all be read: rename it back and keep it;
  *   <li>otherwise unlink the hidden name (after checking it still leads to our inode), release
  *       the lease, close.
  * </ol>
@@ -71,6 +79,12 @@ final class LeasedUnlink {
   static final String HELD_ELSEWHERE = "something still holds it open that no process shows (an fd in flight in a Unix "
       + "socket, a file registered in an io_uring) or an open raced the check: the kernel refused a write lease";
   static final String RACED = "an open raced the reap: a process opened it while it was being removed";
+  static final String MOUNTED = "it is mounted elsewhere, which holds it without opening it: at ";
+
+  /** The files of a tmpfs mounted somewhere: root inside the tmpfs ("/NAME") -> where; see {@link BindMounts}. */
+  interface MountedFiles {
+    Map<String, String> roots(Dev dev) throws IOException;
+  }
 
   /** One file to reap, with the reason it was judged reapable. */
   record Job(Segment segment, String reason) {}
@@ -92,15 +106,25 @@ final class LeasedUnlink {
 
   private final Random random;
   private final BooleanSupplier settle;
+  private final MountedFiles mounted;
 
   LeasedUnlink() {
-    this(new SecureRandom(), LeasedUnlink::sleepSettle);
+    this(HostPaths.system());
+  }
+
+  LeasedUnlink(HostPaths paths) {
+    this(new SecureRandom(), LeasedUnlink::sleepSettle, new BindMounts(paths)::roots);
   }
 
   /** With {@code settle}: the wait of step 4, true if shmguard is stopping (tests make an opener race in it). */
   LeasedUnlink(Random random, BooleanSupplier settle) {
+    this(random, settle, new BindMounts(HostPaths.system())::roots);
+  }
+
+  LeasedUnlink(Random random, BooleanSupplier settle, MountedFiles mounted) {
     this.random = random;
     this.settle = settle;
+    this.mounted = mounted;
   }
 
   /** Reaps (or, in a dry run, only leases) each job's file; the results in the jobs' order. */
@@ -122,9 +146,19 @@ final class LeasedUnlink {
       }
       if (renamed) {
         boolean stopping = settle.getAsBoolean();
+        MountCheck mounts = stopping ? null : mountCheck(staged);
         for (Staged st : staged) {
           if (st.hidden != null) {
-            st.done = stopping ? putBack(dir, st, "shmguard is stopping") : finish(dir, st);
+            String held = stopping ? "shmguard is stopping" : mounts.heldBy(text(st.hidden));
+            st.done = held != null ? putBack(dir, st, held) : finish(dir, st);
+          }
+        }
+      } else if (dryRun && staged.stream().anyMatch(st -> st.done.result() == Result.WOULD_REAP)) {
+        MountCheck mounts = mountCheck(staged); // by the name as text: a name that is not UTF-8 may be missed here
+        for (Staged st : staged) {
+          String held = st.done.result() == Result.WOULD_REAP ? mounts.heldBy(st.job.segment().nameText()) : null;
+          if (held != null) {
+            st.done = new Done(Result.SKIPPED, held);
           }
         }
       }
@@ -176,6 +210,26 @@ final class LeasedUnlink {
       }
     } catch (IOException e) {
       st.done = new Done(Result.FAILED, e.getMessage());
+    }
+  }
+
+  /** The mounts of the batch's tmpfs whose root is a file of it, or why they could not all be read. */
+  private record MountCheck(Map<String, String> roots, String unknown) {
+    /** Why the file now named {@code name} (in the tmpfs's root) must be kept, or null if no mount holds it. */
+    String heldBy(String name) {
+      if (unknown != null) {
+        return unknown;
+      }
+      String where = roots.get("/" + name);
+      return where == null ? null : MOUNTED + where;
+    }
+  }
+
+  private MountCheck mountCheck(List<Staged> staged) {
+    try {
+      return new MountCheck(mounted.roots(staged.get(0).job.segment().mountDev()), null);
+    } catch (IOException e) {
+      return new MountCheck(Map.of(), ReapOutcome.MOUNTS_UNREAD + " (" + e.getMessage() + ")");
     }
   }
 

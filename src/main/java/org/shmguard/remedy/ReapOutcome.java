@@ -8,6 +8,8 @@ public record ReapOutcome(Assessment candidate, Result result, String detail) {
   static final String INCOMPLETE_PASS = "the confirming /proc pass was incomplete";
   /** How a skip begins when the kernel would not consider a lease (no CAP_LEASE, fs.leases-enable=0). */
   static final String NO_LEASES = "leases are unavailable";
+  /** How a skip begins when some mount namespace's mounts could not be read (a bind mount of the file not ruled out). */
+  static final String MOUNTS_UNREAD = "cannot rule out that it is mounted elsewhere";
 
   /**
    * True for a skip that leaves a leak in place because shmguard could not check it, which an
@@ -15,7 +17,8 @@ public record ReapOutcome(Assessment candidate, Result result, String detail) {
    * (gone, changed, held again, open elsewhere).
    */
   public boolean leftLeaked() {
-    return result == Result.SKIPPED && (detail.startsWith(INCOMPLETE_PASS) || detail.startsWith(NO_LEASES));
+    return result == Result.SKIPPED && (detail.startsWith(INCOMPLETE_PASS) || detail.startsWith(NO_LEASES)
+        || detail.startsWith(MOUNTS_UNREAD));
   }
 
   public enum Result {

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.shmguard.host.HolderPass;
+import org.shmguard.host.HostPaths;
 import org.shmguard.host.MountReach;
 import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
@@ -37,15 +38,25 @@ import org.shmguard.policy.ReapPlan;
 public final class Reaper {
   private final HolderConfirmer confirmer;
   private final Linux linux;
-  private final LeasedUnlink lastCheck = new LeasedUnlink();
+  private final LeasedUnlink lastCheck;
 
   public Reaper(HolderConfirmer confirmer) {
-    this(confirmer, Linux.get());
+    this(confirmer, HostPaths.system());
+  }
+
+  /** With the host's /proc at {@code paths}, where the last check looks for mounts of a file. */
+  public Reaper(HolderConfirmer confirmer, HostPaths paths) {
+    this(confirmer, Linux.get(), new LeasedUnlink(paths));
   }
 
   Reaper(HolderConfirmer confirmer, Linux linux) {
+    this(confirmer, linux, new LeasedUnlink(HostPaths.system()));
+  }
+
+  private Reaper(HolderConfirmer confirmer, Linux linux, LeasedUnlink lastCheck) {
     this.confirmer = confirmer;
     this.linux = linux;
+    this.lastCheck = lastCheck;
   }
 
   public List<ReapOutcome> execute(ReapPlan plan, boolean dryRun) {

@@ -18,8 +18,9 @@ import org.shmguard.testing.Sandbox;
 
 /**
  * A process from src/test/resources/lease/holders.c (built once with cc): a holder no /proc walk
- * can see (an fd in flight over SCM_RIGHTS, a file registered in an io_uring), or a racer that
- * opens files by name. Talks to it by lines; ends it by pid.
+ * can see (an fd in flight over SCM_RIGHTS, a holder that hands its fd over and exits, a file
+ * registered in an io_uring, a bind mount of the file in a mount namespace of its own), or a racer
+ * that opens files by name. Talks to it by lines; ends it by pid.
  *
  * <pre>{@code
  * try (HiddenHolder h = HiddenHolder.start("scm", seg.toString())) { h.say("recv"); h.readLine(); }

@@ -93,6 +93,35 @@ class LeaseReapTest {
     }
   }
 
+  /**
+   * A file mounted into another mount namespace (a container's {@code -v /dev/shm/F:/x}) is held by
+   * the mount, which opens nothing: no fd shows it and the kernel grants the lease.
+   */
+  @Test
+  void fileBindMountedIntoAnotherMountNamespaceIsKeptAndTheMountStillShowsIt() throws Exception {
+    Path seg = shm.createSegment("nccl-Bind01", 4_100);
+    Path target = Files.createTempFile(Sandbox.MOUNTS, "bind-target", "");
+    try (HiddenHolder container = HiddenHolder.start("bind", seg.toString(), target.toString())) {
+      JsonNode dry = actionFor(CliRun.of("clean", "--dry-run", "--json", "-c", config.toString()).json(), "nccl-Bind01");
+      JsonNode action = actionFor(CliRun.of("clean", "--json", "-c", config.toString()).json(), "nccl-Bind01");
+
+      assertThat(dry.get("result").asText()).isEqualTo("skipped");
+      assertThat(dry.get("detail").asText()).contains("mounted elsewhere");
+
+      assertThat(action.get("result").asText()).isEqualTo("skipped");
+      assertThat(action.get("detail").asText()).contains("mounted elsewhere").contains(target.toString());
+      assertThat(seg).exists();
+      assertThat(hiddenNames()).isEmpty();
+      container.say("nlink");
+      assertThat(container.readLine()).isEqualTo("nlink 1");
+    } finally {
+      Files.deleteIfExists(target);
+    }
+    // The holder's exit ends its namespace and the mount with it: nothing holds the file now.
+    assertThat(CliRun.of("clean", "-c", config.toString()).status()).isZero();
+    assertThat(seg).doesNotExist();
+  }
+
   @Test
   void plainLeakOfAnotherUserIsReapedAndDryRunTakesTheLeaseButRemovesNothing() {
     Path seg = shm.createSegment("nccl-Plain1", 4_100);

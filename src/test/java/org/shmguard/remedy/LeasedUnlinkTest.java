@@ -74,6 +74,28 @@ class LeasedUnlinkTest {
     }
   }
 
+  /** When the mounts of some namespace cannot be read, a bind mount of the file cannot be ruled out: kept. */
+  @Test
+  void aFileWhoseMountsCannotAllBeReadIsPutBackAndKept() throws Exception {
+    try (TmpfsMount shm = TmpfsMount.create("size=4m,mode=1777");
+        DirHandle dir = Linux.get().openDirectory(shm.path().toString())) {
+      Path seg = shm.createSegment("nccl-NoMnt1", 4_100);
+      LeasedUnlink lastCheck = new LeasedUnlink(new SecureRandom(), () -> false, dev -> {
+        throw new java.nio.file.AccessDeniedException("/proc/42/mountinfo");
+      });
+
+      List<LeasedUnlink.Done> done = lastCheck.reap(dir,
+          List.of(new LeasedUnlink.Job(segment(dir, shm, "nccl-NoMnt1"), "unheld")), false);
+
+      assertThat(done).singleElement().satisfies(d -> {
+        assertThat(d.result()).isEqualTo(ReapOutcome.Result.SKIPPED);
+        assertThat(d.detail()).contains("cannot rule out that it is mounted elsewhere").contains("put back");
+      });
+      assertThat(seg).exists();
+      assertThat(hiddenNames(shm.path())).isEmpty();
+    }
+  }
+
   @Test
   void aFifoInPlaceOfTheFileIsRefusedAtOnce() throws Exception {
     try (TmpfsMount shm = TmpfsMount.create("size=4m,mode=1777");
