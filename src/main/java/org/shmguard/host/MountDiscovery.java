@@ -1,12 +1,9 @@
 package org.shmguard.host;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -242,30 +239,16 @@ public final class MountDiscovery {
    */
   private static Shown shownAt(Path mountinfo, String mountPoint) throws AccessDeniedException {
     String field = " " + mountPoint + " ";
-    MountEntry last = null;
-    // InputStreamReader replaces bytes that are not UTF-8 (a user's mount point), as new String does.
-    try (BufferedReader r = new BufferedReader(new InputStreamReader(Files.newInputStream(mountinfo),
-        StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = r.readLine()) != null) {
-        if (line.contains(field)) {
-          MountEntry e = MountEntry.parse(line);
-          if (e != null && e.mountPoint().equals(mountPoint)) {
-            last = e;
-          }
+    MountEntry[] last = {null};
+    boolean read = ProcFiles.forEachLine(mountinfo, line -> {
+      if (line.contains(field)) {
+        MountEntry e = MountEntry.parse(line);
+        if (e != null && e.mountPoint().equals(mountPoint)) {
+          last[0] = e;
         }
       }
-      return new Shown(last);
-    } catch (NoSuchFileException e) {
-      return null;
-    } catch (AccessDeniedException e) {
-      throw e;
-    } catch (IOException e) {
-      if (ProcFiles.isGone(e)) {
-        return null;
-      }
-      throw new AccessDeniedException(mountinfo.toString(), null, e.getMessage());
-    }
+    });
+    return read ? new Shown(last[0]) : null;
   }
 
   /** Why a mount that shows a directory of its tmpfs, not the tmpfs's root, is only reported. */
