@@ -88,6 +88,8 @@ public final class AdviceServer implements Closeable {
   private Thread acceptor;
   private long lastRefusalLog = System.nanoTime() - REFUSAL_LOG_EVERY.toNanos();
   private int refusedSinceLog;
+  private long lastDeniedLog = System.nanoTime() - REFUSAL_LOG_EVERY.toNanos();
+  private int deniedSinceLog;
 
   private AdviceServer(ServerSocketChannel server, Path path, SocketFile ownFile, AdviceResponder responder, Limits limits)
       throws IOException {
@@ -237,6 +239,22 @@ public final class AdviceServer implements Closeable {
     }
   }
 
+  /**
+   * One line per 10 s at most, with a count, for requests only root may make: any user may ask
+   * CLEAN in a loop, and a line per request would fill the journal (past journald's rate limit for
+   * the unit, shmguard's own alerts would be dropped). Called from the client threads.
+   */
+  private synchronized void logDenied(String line, Peer peer, String why) {
+    deniedSinceLog++;
+    long now = System.nanoTime();
+    if (now - lastDeniedLog >= REFUSAL_LOG_EVERY.toNanos()) {
+      LOG.warn("advice socket: refused \"{}\" from {}: {} ({} such requests refused since the last such line)", line,
+          peer.user(), why, deniedSinceLog);
+      lastDeniedLog = now;
+      deniedSinceLog = 0;
+    }
+  }
+
   /** One line per 10 s at most: a client that connects in a loop must not flood the journal. */
   private void logRefusal(Peer peer, String why, long now) {
     refusedSinceLog++;
@@ -258,7 +276,7 @@ public final class AdviceServer implements Closeable {
       } catch (ProtocolException e) {
         reply = e.replyLine() + "\n";
         if (e.code().equals(ProtocolException.DENIED)) {
-          LOG.warn("advice socket: refused \"{}\" from {}: {}", line, peer.user(), e.getMessage());
+          logDenied(line, peer, e.getMessage());
         } else {
           LOG.debug("advice socket: {} from {}: {}", e.code(), peer.user(), e.getMessage());
         }

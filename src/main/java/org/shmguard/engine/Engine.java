@@ -11,6 +11,7 @@ import org.shmguard.policy.HolderHistory;
 import org.shmguard.policy.Judge;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.ReapPolicy;
+import org.shmguard.remedy.HolderConfirmer;
 import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.remedy.Reaper;
 
@@ -45,7 +46,7 @@ public final class Engine {
   public static Engine create(Config config, HostPaths paths, Clock clock) {
     Observer observer = new Observer(paths, config.autoDiscover(), config.mountPaths(),
         config.namespaces().actInUserNamespaces(), clock, selection(config));
-    return new Engine(observer, new Reaper(observer.holderScanner()::scan, paths), config.reap().policy(),
+    return new Engine(observer, new Reaper(HolderConfirmer.of(observer.holderScanner()), paths), config.reap().policy(),
         config.reap().dryRun());
   }
 

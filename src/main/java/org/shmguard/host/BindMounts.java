@@ -57,16 +57,20 @@ public final class BindMounts {
   /** Adds the mounts of {@code dev} in the namespace of {@code pids}; a namespace whose processes all exited has none. */
   private void readNamespace(List<Integer> pids, Dev dev, Map<String, String> roots) throws AccessDeniedException {
     for (int pid : pids) {
-      String text = ProcFiles.readOrNull(paths.proc(Integer.toString(pid), "mountinfo"));
-      if (text == null) {
-        continue; // it exited: another process of the namespace may still show it
-      }
-      for (MountEntry e : MountEntry.parseAll(text)) {
-        if (e.dev().equals(dev) && !e.root().equals("/")) {
-          roots.putIfAbsent(e.root(), e.mountPoint() + " (the mounts of pid " + pid + ")");
+      // Line by line: a user namespace's mountinfo can be larger than the daemon's heap.
+      String field = " " + dev.major() + ":" + dev.minor() + " ";
+      boolean read = ProcFiles.forEachLine(paths.proc(Integer.toString(pid), "mountinfo"), line -> {
+        if (line.contains(field)) {
+          MountEntry e = MountEntry.parse(line);
+          if (e != null && e.dev().equals(dev) && !e.root().equals("/")) {
+            roots.putIfAbsent(e.root(), e.mountPoint() + " (the mounts of pid " + pid + ")");
+          }
         }
+      });
+      if (read) {
+        return;
       }
-      return;
+      // it exited: another process of the namespace may still show it
     }
   }
 }

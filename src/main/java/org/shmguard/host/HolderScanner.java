@@ -35,7 +35,18 @@ public final class HolderScanner {
     this.paths = paths;
   }
 
+  /** Every fd on a mount no mountinfo lists is kept, whatever its inode number (tests, benchmarks). */
   public HolderPass scan(Collection<Dev> devs) {
+    return scan(devs, null);
+  }
+
+  /**
+   * The pass for the watched files with inode numbers {@code inodes} (null: any): an fd on a
+   * mount no mountinfo lists is kept only if its inode number is one of them, so what the index
+   * keeps of such fds is bounded by the files listed, not by how many fds users open.
+   */
+  public HolderPass scan(Collection<Dev> devs, long[] inodes) {
+    long[] sortedInodes = inodes == null ? null : java.util.Arrays.stream(inodes).sorted().distinct().toArray();
     long[] wanted = encode(devs);
     HolderIndex.Builder index = HolderIndex.builder();
     BitSet live = new BitSet();
@@ -43,7 +54,7 @@ public final class HolderScanner {
     int processes = 0;
     int vanished = 0;
     try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
-      ProcessReader reader = new ProcessReader(proc, paths, wanted, index, mountIds(proc));
+      ProcessReader reader = new ProcessReader(proc, paths, wanted, sortedInodes, index, mountIds(proc));
       for (int pid : proc.pids()) {
         processes++;
         if (wanted.length == 0) {

@@ -1,6 +1,7 @@
 package org.shmguard.host;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -66,7 +67,9 @@ public final class MountDiscovery {
     List<MountEntry> own;
     Path ownMountinfo = paths.proc(referencePid(), "mountinfo");
     try {
-      own = MountEntry.parseAll(Files.readString(ownMountinfo));
+      // Not Files.readString, which refuses bytes that are not UTF-8: any user can mount FUSE (fusermount3)
+      // at such a name, and mountinfo escapes only space, tab, newline and backslash.
+      own = MountEntry.parseAll(new String(Files.readAllBytes(ownMountinfo), StandardCharsets.UTF_8));
     } catch (IOException e) {
       warnings.add("cannot read " + ownMountinfo + ": " + e.getMessage());
       return new Result(List.of(), warnings);
@@ -200,9 +203,9 @@ public final class MountDiscovery {
   private Found readShmOf(String ns, List<Integer> pids, NsOwners owners, List<String> warnings) {
     for (int pid : pids) {
       try {
-        String text = ProcFiles.readOrNull(paths.proc(Integer.toString(pid), "mountinfo"));
-        if (text != null) {
-          MountEntry shm = visibleAt(MountEntry.parseAll(text), SHM);
+        Shown shown = shownAt(paths.proc(Integer.toString(pid), "mountinfo"), SHM);
+        if (shown != null) {
+          MountEntry shm = shown.entry();
           if (shm == null) {
             return null;
           }
@@ -223,6 +226,29 @@ public final class MountDiscovery {
       }
     }
     return null;
+  }
+
+  /** What a mountinfo file shows at a mount point: {@code entry} null if nothing is mounted there. */
+  private record Shown(MountEntry entry) {}
+
+  /**
+   * The mount {@code mountinfo} shows at {@code mountPoint} (the last one there, which covers any
+   * earlier one), read line by line and only that one kept: a user namespace's mountinfo can hold
+   * tens of thousands of lines of 8 KiB, more than the daemon's whole heap. Null if the process has
+   * gone.
+   */
+  private static Shown shownAt(Path mountinfo, String mountPoint) throws AccessDeniedException {
+    String field = " " + mountPoint + " ";
+    MountEntry[] last = {null};
+    boolean read = ProcFiles.forEachLine(mountinfo, line -> {
+      if (line.contains(field)) {
+        MountEntry e = MountEntry.parse(line);
+        if (e != null && e.mountPoint().equals(mountPoint)) {
+          last[0] = e;
+        }
+      }
+    });
+    return read ? new Shown(last[0]) : null;
   }
 
   /** Why a mount that shows a directory of its tmpfs, not the tmpfs's root, is only reported. */

@@ -107,7 +107,7 @@ public final class Observer {
       mounts.add(m.withUsage(listed.usage()));
       devs.add(m.dev());
     }
-    HolderPass pass = holders.scan(devs);
+    HolderPass pass = holders.scan(devs, segments.stream().mapToLong(Segment::ino).toArray());
     lastHolders = pass.index();
     Map<Integer, ProcessInfo> infos = new HashMap<>();
     for (int pid : pass.index().pids()) {

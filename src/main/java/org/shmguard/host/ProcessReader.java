@@ -1,6 +1,7 @@
 package org.shmguard.host;
 
 import java.nio.file.AccessDeniedException;
+import java.util.Arrays;
 import org.shmguard.model.Access;
 import org.shmguard.model.Dev;
 import org.shmguard.model.FileKey;
@@ -36,6 +37,11 @@ final class ProcessReader {
   private final ProcCalls proc;
   private final HostPaths paths;
   private final long[] wanted;
+  /**
+   * The inode numbers, sorted, of the watched files this pass is for; an fd on a mount no
+   * mountinfo lists is kept only if its inode number is one of them. Null: every such fd is kept.
+   */
+  private final long[] inodes;
   private final HolderIndex.Builder index;
   private final MountIds mounts;
   /**
@@ -47,8 +53,10 @@ final class ProcessReader {
   private final int[][] fds = {new int[64]};
   private final int[] tables = new int[16];
 
-  ProcessReader(ProcCalls proc, HostPaths paths, long[] wanted, HolderIndex.Builder index, MountIds mounts) {
+  ProcessReader(ProcCalls proc, HostPaths paths, long[] wanted, long[] inodes, HolderIndex.Builder index,
+      MountIds mounts) {
     this.proc = proc;
+    this.inodes = inodes;
     this.mounts = mounts;
     this.paths = paths;
     this.wanted = wanted;
@@ -160,15 +168,15 @@ final class ProcessReader {
 
   /** Reads the maps of {@code task} ("PID" or "PID/task/TID"); its length, or -1 if it has gone. */
   private int readMaps(String task, int pid) throws AccessDeniedException {
-    int length = proc.readFile(task + "/maps");
+    // By pieces: any user can make a process's maps hundreds of MiB long (65,000 mappings of a long path).
+    int length = proc.readLines(task + "/maps", (b, n) -> MapsParser.forEachMatch(b, n, wanted, (dev, ino, size, path) -> {
+      boolean deleted = path.endsWith(" (deleted)");
+      index.add(new FileKey(dev, ino), new HolderRef(pid, Access.MAP, path, deleted, size));
+    }));
     if (length < 0) {
       gone(-length, task + "/maps"); // throws unless it has gone
       return -1;
     }
-    MapsParser.forEachMatch(proc.bytes(), length, wanted, (dev, ino, size, path) -> {
-      boolean deleted = path.endsWith(" (deleted)");
-      index.add(new FileKey(dev, ino), new HolderRef(pid, Access.MAP, path, deleted, size));
-    });
     return length;
   }
 
@@ -224,6 +232,11 @@ final class ProcessReader {
           dev = mounts.device((int) mntId);
         }
         if (dev == null) {
+          if (inodes != null && ino >= 0 && Arrays.binarySearch(inodes, ino) < 0) {
+            // No watched file has its inode number: any user can open a million of these, and
+            // keeping each (with its link text) would fill the heap.
+            continue;
+          }
           unresolved(pid, task, fd, ino, path != null ? path : linkText(link));
         } else if (HolderScanner.contains(wanted, dev)) {
           watched(pid, dir, fd, dev, ino, path != null ? path : linkText(link));
@@ -285,10 +298,9 @@ final class ProcessReader {
     if (mounts.hasRead(key)) {
       return;
     }
-    int length = proc.readFile(task + "/mountinfo");
-    if (length > 0) {
-      mounts.learn(key, proc.bytes(), length);
-    } else {
+    // By pieces: a user namespace's mountinfo can have thousands of lines of 8 KiB.
+    int length = proc.readLines(task + "/mountinfo", (b, n) -> mounts.learn(key, b, n));
+    if (length <= 0) {
       mounts.tried(key); // unreadable: its fds' mounts stay unknown, so they hold by inode number
     }
   }

@@ -51,6 +51,13 @@ public final class ProcCalls implements AutoCloseable {
   private static final int MFD_CLOEXEC = 1;
   private static final int AT_EMPTY_PATH = 0x1000;
   public static final int ENOSYS = 38;
+  /** A line longer than {@link #MAX_LINE}: no /proc file this reads by lines writes one. */
+  public static final int E2BIG = 7;
+  /**
+   * The longest line {@link #readLines} accepts: a maps line is at most a path (PATH_MAX) and
+   * about 100 bytes more, a mountinfo line two paths and the mount data (a page each) and fields.
+   */
+  public static final int MAX_LINE = 256 * 1024;
 
   static {
     Native.register(ProcCalls.class, NativeLibrary.getInstance("c"));
@@ -218,6 +225,66 @@ public final class ProcCalls implements AutoCloseable {
         length += n;
         if (shortReadIsEnd && n < nativeBuf.size()) {
           return length;
+        }
+      }
+    } catch (LastErrorException e) {
+      return -e.getErrorCode();
+    } finally {
+      closeQuietly(fd);
+    }
+  }
+
+  /** Takes whole lines of a file read by {@link #readLines}. */
+  public interface Lines {
+    /** The first {@code length} bytes of {@code b}: one or more whole lines, the last ending in a newline or the file. */
+    void accept(byte[] b, int length);
+  }
+
+  /**
+   * Reads /proc/PATH (e.g. "12/maps") a bounded piece at a time, handing {@code lines} whole
+   * lines: a file any user can make as large as they like (a process's maps with 65,000 mappings
+   * of a long path, a user namespace's mountinfo with thousands of mounts) is never held whole.
+   *
+   * @return the bytes read (at most Integer.MAX_VALUE), or -errno of the open or read that failed,
+   *     -E2BIG for a line longer than {@link #MAX_LINE}
+   */
+  public int readLines(String path, Lines lines) {
+    int fd = openAt(cString(path), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      return fd;
+    }
+    long total = 0;
+    int have = 0; // bytes of a line not yet handed on, at the start of the buffer
+    try {
+      while (true) {
+        if (have == bytes.length) {
+          if (bytes.length >= MAX_LINE) {
+            return -E2BIG;
+          }
+          bytes = Arrays.copyOf(bytes, Math.min(MAX_LINE, bytes.length * 2));
+        }
+        int n = (int) read(fd, nativeBuf, Math.min(nativeBuf.size(), bytes.length - have));
+        if (n <= 0) {
+          if (have > 0) {
+            lines.accept(bytes, have);
+          }
+          return (int) Math.min(total, Integer.MAX_VALUE);
+        }
+        nativeBuf.read(0, bytes, have, n);
+        int end = have + n;
+        int lastNewline = -1;
+        for (int i = end - 1; i >= have; i--) {
+          if (bytes[i] == '\n') {
+            lastNewline = i;
+            break;
+          }
+        }
+        total += n;
+        have = end;
+        if (lastNewline >= 0) {
+          lines.accept(bytes, lastNewline + 1);
+          have = end - lastNewline - 1;
+          System.arraycopy(bytes, lastNewline + 1, bytes, 0, have);
         }
       }
     } catch (LastErrorException e) {

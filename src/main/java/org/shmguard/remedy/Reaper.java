@@ -69,7 +69,7 @@ public final class Reaper {
       byMount.computeIfAbsent(a.segment().mountDev(), d -> new ArrayList<>()).add(a);
       devs.add(a.segment().mountDev());
     }
-    HolderPass confirm = confirmer.confirm(devs);
+    HolderPass confirm = confirmer.confirm(devs, plan.candidates().stream().mapToLong(a -> a.segment().ino()).toArray());
     List<ReapOutcome> outcomes = new ArrayList<>();
     if (!confirm.complete()) {
       String why = ReapOutcome.INCOMPLETE_PASS + ": " + String.join("; ", confirm.problems());

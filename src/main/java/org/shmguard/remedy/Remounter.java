@@ -1,6 +1,7 @@
 package org.shmguard.remedy;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -127,7 +128,9 @@ public final class Remounter {
       return null;
     }
     try {
-      for (MountEntry e : MountEntry.parseAll(Files.readString(Path.of(mount.mountinfo())))) {
+      // Bytes that are not UTF-8 (a user's mount point) are replaced, not refused, as discovery reads them.
+      String text = new String(Files.readAllBytes(Path.of(mount.mountinfo())), StandardCharsets.UTF_8);
+      for (MountEntry e : MountEntry.parseAll(text)) {
         if (e.mountId() == mount.mountId() && e.dev().equals(mount.dev()) && e.root().equals("/")) {
           return e;
         }

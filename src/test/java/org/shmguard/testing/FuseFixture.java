@@ -102,7 +102,7 @@ public final class FuseFixture implements AutoCloseable {
    * private mount namespace only, a 0666 node for the same device is bound over it, as a stock
    * distribution ships it. Nothing outside the sandbox changes.
    */
-  private static synchronized void openDevFuseToUsers() {
+  public static synchronized void openDevFuseToUsers() {
     try {
       if (Files.getPosixFilePermissions(Path.of("/dev/fuse")).contains(java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE)) {
         return;
