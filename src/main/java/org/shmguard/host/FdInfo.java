@@ -8,11 +8,27 @@ package org.shmguard.host;
 final class FdInfo {
   static final byte[] MNT_ID = {'m', 'n', 't', '_', 'i', 'd', ':'};
   static final byte[] INO = {'i', 'n', 'o', ':'};
+  static final byte[] FLAGS = {'f', 'l', 'a', 'g', 's', ':'};
+  /** O_PATH in the octal "flags:" field: 010000000 on every architecture shmguard runs on (asm-generic/fcntl.h). */
+  static final long O_PATH = 010000000;
 
   private FdInfo() {}
 
   /** The decimal value of the line starting with {@code name} (e.g. "mnt_id:"), or -1 if there is none. */
   static long field(byte[] text, int length, byte[] name) {
+    return field(text, length, name, 10);
+  }
+
+  /**
+   * Whether the fd is an O_PATH one, which opens no file: it counts toward no lease. True where
+   * the "flags:" line (octal) is missing, so that such an fd is never taken for one a lease sees.
+   */
+  static boolean isPathOnly(byte[] text, int length) {
+    long flags = field(text, length, FLAGS, 8);
+    return flags < 0 || (flags & O_PATH) != 0;
+  }
+
+  private static long field(byte[] text, int length, byte[] name, int radix) {
     for (int line = 0; line < length; ) {
       if (startsWith(text, line, length, name)) {
         int i = line + name.length;
@@ -21,8 +37,8 @@ final class FdInfo {
         }
         long v = 0;
         int digits = 0;
-        for (; i < length && text[i] >= '0' && text[i] <= '9' && digits < 19; i++, digits++) {
-          v = v * 10 + (text[i] - '0');
+        for (; i < length && text[i] >= '0' && text[i] < '0' + radix && digits < 19; i++, digits++) {
+          v = v * radix + (text[i] - '0');
         }
         return digits == 0 ? -1 : v;
       }

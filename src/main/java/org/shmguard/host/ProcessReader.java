@@ -223,6 +223,8 @@ final class ProcessReader {
               "fdinfo has no mnt_id (a kernel older than 3.15)");
         }
         Dev dev = mounts.device((int) mntId);
+        // Read now, only for an fd not yet placed: learning mounts reuses the buffer.
+        boolean pathOnly = dev == null && FdInfo.isPathOnly(proc.bytes(), n);
         String path = null; // made only for an fd that holds, or before the link buffer is reused
         if (dev == null && !mountsRead) {
           mountsRead = true;
@@ -237,7 +239,7 @@ final class ProcessReader {
             // keeping each (with its link text) would fill the heap.
             continue;
           }
-          unresolved(pid, task, fd, ino, path != null ? path : linkText(link));
+          unresolved(pid, task, fd, ino, pathOnly, path != null ? path : linkText(link));
         } else if (HolderScanner.contains(wanted, dev)) {
           watched(pid, dir, fd, dev, ino, path != null ? path : linkText(link));
         }
@@ -280,15 +282,24 @@ final class ProcessReader {
 
   /**
    * An fd on a mount no mountinfo read lists (a detached mount, a mount made after it was read, a
-   * hugetlb memfd's): it may be any watched file with its inode number, so it holds
-   * every such file. It never makes the pass incomplete.
+   * hugetlb memfd's): it may be any watched file with its inode number. An O_PATH one, which no
+   * write lease sees, holds every such file; any other is an open file description, which makes
+   * the reap's lease fail on the very file it is, so it is kept only as a hint for that reason
+   * (else a user's fds on a detached tmpfs of their own would keep every segment with their inode
+   * numbers). It never makes the pass incomplete.
    */
-  private void unresolved(int pid, String task, int fd, long ino, String path) throws AccessDeniedException {
+  private void unresolved(int pid, String task, int fd, long ino, boolean pathOnly, String path)
+      throws AccessDeniedException {
     if (ino < 0) {
       throw new AccessDeniedException(paths.proc(task, "fdinfo", Integer.toString(fd)).toString(), null,
           "fdinfo has no ino (a kernel too old to show it)");
     }
-    index.addUnresolved(ino, new HolderRef(pid, Access.FD_UNRESOLVED, path, path.endsWith(" (deleted)"), 0));
+    HolderRef ref = new HolderRef(pid, Access.FD_UNRESOLVED, path, path.endsWith(" (deleted)"), 0);
+    if (pathOnly) {
+      index.addUnresolved(ino, ref);
+    } else {
+      index.addHint(ino, ref);
+    }
   }
 
   /** Reads the mountinfo of {@code task}'s mount namespace, unless this pass has read it already. */

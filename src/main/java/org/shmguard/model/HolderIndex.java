@@ -11,20 +11,26 @@ import java.util.TreeSet;
 /**
  * Who holds what, from one pass over /proc: every (dev, ino) on a watched device with the
  * processes holding it, one entry per process and kind of access. Holders whose device could not
- * be resolved ({@link Access#FD_UNRESOLVED}) are kept by inode number alone and count as holders
- * of every watched file with that number.
+ * be resolved ({@link Access#FD_UNRESOLVED}) are kept by inode number alone: an O_PATH one counts
+ * as a holder of every watched file with that number; any other is an open file description, which
+ * the reap's write lease sees for itself, so it is only a hint ({@link #hints}) that words the
+ * reason when the lease is refused, and holds nothing (else any user's fds on a detached tmpfs of
+ * their own would keep every segment with the same small inode numbers).
  */
 public final class HolderIndex {
   private final Map<FileKey, List<HolderRef>> byKey;
   private final Map<Long, List<HolderRef>> unresolved;
+  private final Map<Long, List<HolderRef>> hints;
 
-  private HolderIndex(Map<FileKey, List<HolderRef>> byKey, Map<Long, List<HolderRef>> unresolved) {
+  private HolderIndex(Map<FileKey, List<HolderRef>> byKey, Map<Long, List<HolderRef>> unresolved,
+      Map<Long, List<HolderRef>> hints) {
     this.byKey = byKey;
     this.unresolved = unresolved;
+    this.hints = hints;
   }
 
   public static HolderIndex empty() {
-    return new HolderIndex(Map.of(), Map.of());
+    return new HolderIndex(Map.of(), Map.of(), Map.of());
   }
 
   public static Builder builder() {
@@ -47,9 +53,17 @@ public final class HolderIndex {
     return byKey.containsKey(key) || unresolved.containsKey(key.ino());
   }
 
-  /** How many open fds were found whose device is unknown. */
+  /**
+   * The processes with an fd (not O_PATH) on inode number {@code ino} of a mount the pass could
+   * not place: not holders, but the likely reason a write lease on a file with that number is refused.
+   */
+  public List<HolderRef> hints(long ino) {
+    return hints.getOrDefault(ino, List.of());
+  }
+
+  /** How many open fds were found whose device is unknown, hints included. */
   public int unresolvedCount() {
-    return unresolved.values().stream().mapToInt(List::size).sum();
+    return unresolved.values().stream().mapToInt(List::size).sum() + hints.values().stream().mapToInt(List::size).sum();
   }
 
   public Set<FileKey> keys() {
@@ -68,6 +82,7 @@ public final class HolderIndex {
   public static final class Builder {
     private final Map<FileKey, List<HolderRef>> byKey = new HashMap<>();
     private final Map<Long, List<HolderRef>> unresolved = new HashMap<>();
+    private final Map<Long, List<HolderRef>> hints = new HashMap<>();
 
     public Builder add(FileKey key, HolderRef ref) {
       return add(byKey.computeIfAbsent(key, k -> new ArrayList<>(2)), ref);
@@ -79,6 +94,14 @@ public final class HolderIndex {
         throw new IllegalArgumentException("an unresolved holder must have access FD_UNRESOLVED, not " + ref.access());
       }
       return add(unresolved.computeIfAbsent(ino, k -> new ArrayList<>(2)), ref);
+    }
+
+    /** Like {@link #addUnresolved}, for an fd that is an open file description: a hint, not a holder. */
+    public Builder addHint(long ino, HolderRef ref) {
+      if (ref.access() != Access.FD_UNRESOLVED) {
+        throw new IllegalArgumentException("a hint must have access FD_UNRESOLVED, not " + ref.access());
+      }
+      return add(hints.computeIfAbsent(ino, k -> new ArrayList<>(2)), ref);
     }
 
     private Builder add(List<HolderRef> list, HolderRef ref) {
@@ -100,7 +123,10 @@ public final class HolderIndex {
       byKey.forEach((k, v) -> copy.put(k, List.copyOf(v)));
       Map<Long, List<HolderRef>> maybe = new HashMap<>();
       unresolved.forEach((k, v) -> maybe.put(k, List.copyOf(v)));
-      return new HolderIndex(Collections.unmodifiableMap(copy), Collections.unmodifiableMap(maybe));
+      Map<Long, List<HolderRef>> hinted = new HashMap<>();
+      hints.forEach((k, v) -> hinted.put(k, List.copyOf(v)));
+      return new HolderIndex(Collections.unmodifiableMap(copy), Collections.unmodifiableMap(maybe),
+          Collections.unmodifiableMap(hinted));
     }
   }
 }

@@ -86,8 +86,17 @@ final class LeasedUnlink {
     Map<String, String> roots(Dev dev) throws IOException;
   }
 
-  /** One file to reap, with the reason it was judged reapable. */
-  record Job(Segment segment, String reason) {}
+  /**
+   * One file to reap, with the reason it was judged reapable.
+   *
+   * @param refused what may hold the file where the lease is refused (an fd on a mount not in
+   *     mountinfo with its inode number), appended to the reason then; null if nothing is known
+   */
+  record Job(Segment segment, String reason, String refused) {
+    Job(Segment segment, String reason) {
+      this(segment, reason, null);
+    }
+  }
 
   /** What became of one file. */
   record Done(Result result, String detail) {}
@@ -185,7 +194,7 @@ final class LeasedUnlink {
       if (changed != null) {
         st.done = new Done(Result.SKIPPED, changed);
       } else if (!st.file.tryWriteLease()) {
-        st.done = new Done(Result.SKIPPED, HELD_ELSEWHERE);
+        st.done = new Done(Result.SKIPPED, st.job.refused() == null ? HELD_ELSEWHERE : HELD_ELSEWHERE + "; " + st.job.refused());
       } else if (dryRun) {
         st.done = new Done(Result.WOULD_REAP, st.job.reason());
       } else {

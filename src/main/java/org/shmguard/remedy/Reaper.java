@@ -107,7 +107,7 @@ public final class Reaper {
         done[i] = precheck(dir, a, confirm);
         if (done[i] == null) {
           leased.add(i);
-          jobs.add(new LeasedUnlink.Job(a.segment(), a.reason()));
+          jobs.add(new LeasedUnlink.Job(a.segment(), a.reason(), refusedBecause(confirm.index().hints(a.segment().ino()))));
         }
       }
       List<LeasedUnlink.Done> last = lastCheck.reap(dir, jobs, dryRun);
@@ -139,6 +139,19 @@ public final class Reaper {
     }
     String changed = changedSince(s, st);
     return changed == null ? null : new ReapOutcome(a, ReapOutcome.Result.SKIPPED, changed);
+  }
+
+  /**
+   * What a refused lease may be due to: an fd (not O_PATH) on a mount no mountinfo lists, with the
+   * file's inode number. Such an fd holds nothing by itself (any user can make ones with every small
+   * inode number), but where it is the file, the lease sees it and is refused. Null if there is none.
+   */
+  static String refusedBecause(List<HolderRef> hints) {
+    if (hints.isEmpty()) {
+      return null;
+    }
+    return "an " + hints.get(0).access().label() + ", pid " + hints.get(0).pid() + ", may be it"
+        + (hints.size() > 1 ? " (and " + (hints.size() - 1) + " more)" : "");
   }
 
   /** Why the file on disk is no longer the one that was judged, or null if it still is. */

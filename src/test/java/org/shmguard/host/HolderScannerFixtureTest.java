@@ -53,9 +53,13 @@ class HolderScannerFixtureTest {
   }
 
   private static void fd(Path task, int fd, String target, int mntId, long ino) throws IOException {
+    fd(task, fd, target, mntId, ino, "02100002"); // O_RDWR|O_NOFOLLOW|O_CLOEXEC, as the kernel writes it
+  }
+
+  private static void fd(Path task, int fd, String target, int mntId, long ino, String octalFlags) throws IOException {
     Files.createSymbolicLink(task.resolve("fd").resolve(Integer.toString(fd)), Path.of(target));
     Files.writeString(task.resolve("fdinfo").resolve(Integer.toString(fd)),
-        "pos:\t0\nflags:\t02100002\nmnt_id:\t" + mntId + "\nino:\t" + ino + "\n");
+        "pos:\t0\nflags:\t" + octalFlags + "\nmnt_id:\t" + mntId + "\nino:\t" + ino + "\n");
   }
 
   private HolderPass scan() {
@@ -103,9 +107,9 @@ class HolderScannerFixtureTest {
   }
 
   @Test
-  void fdOnAMountNoMountinfoListsHoldsEveryWatchedFileWithItsInodeNumber() throws IOException {
+  void oPathFdOnAMountNoMountinfoListsHoldsEveryWatchedFileWithItsInodeNumber() throws IOException {
     segment();
-    fd(task("30", EXE), 3, "/detached/nccl-Fixtur", 999, ino);
+    fd(task("30", EXE), 3, "/detached/nccl-Fixtur", 999, ino, "012100000"); // O_PATH|O_NOFOLLOW|O_CLOEXEC
     Files.createDirectories(root.resolve("proc/self"));
 
     HolderPass pass = scan();
@@ -116,6 +120,21 @@ class HolderScannerFixtureTest {
         .containsExactly(tuple(30, Access.FD_UNRESOLVED));
     assertThat(pass.index().holders(new FileKey(dev, ino + 1))).isEmpty();
     assertThat(pass.livePids().get(30)).isTrue();
+  }
+
+  @Test
+  void openFileOnAMountNoMountinfoListsHoldsNothingAndIsOnlyAHintForTheLease() throws IOException {
+    segment();
+    fd(task("31", EXE), 3, "/detached/nccl-Fixtur", 999, ino);
+    fd(task("32", EXE), 4, "/detached/other", 999, ino, "0100000"); // O_RDONLY|O_LARGEFILE
+    Files.createDirectories(root.resolve("proc/self"));
+
+    HolderPass pass = scan();
+
+    assertThat(pass.complete()).isTrue();
+    assertThat(pass.index().holders(new FileKey(dev, ino))).isEmpty();
+    assertThat(pass.index().hints(ino)).extracting(HolderRef::pid).containsExactlyInAnyOrder(31, 32);
+    assertThat(pass.livePids().get(31)).isTrue();
   }
 
   @Test

@@ -76,6 +76,17 @@ class ParsersTest {
   }
 
   @Test
+  void fdinfoFlagsAreOctalAndTellAnOPathFdFromAnOpenFile() {
+    byte[] path = "pos:\t0\nflags:\t012000000\nmnt_id:\t27\nino:\t612\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    byte[] open = "pos:\t0\nflags:\t02100002\nmnt_id:\t27\nino:\t612\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    byte[] none = "pos:\t0\nmnt_id:\t27\nino:\t612\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+    assertThat(FdInfo.isPathOnly(path, path.length)).as("O_PATH|O_CLOEXEC").isTrue();
+    assertThat(FdInfo.isPathOnly(open, open.length)).as("O_RDWR|O_NOFOLLOW|O_CLOEXEC").isFalse();
+    assertThat(FdInfo.isPathOnly(none, none.length)).as("no flags line: taken for O_PATH, which holds").isTrue();
+  }
+
+  @Test
   void mountIdsTakeEachMountsIdAndDeviceAndSkipOddLines() {
     MountIds ids = new MountIds();
     ids.learn("mnt:[1]", String.join("\n",

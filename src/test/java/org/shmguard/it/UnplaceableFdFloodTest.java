@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.shmguard.testing.CProgram;
 import org.shmguard.testing.CliRun;
@@ -14,12 +13,12 @@ import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 
 /**
- * An fd on a mount that no mountinfo lists holds every watched file with its inode number ("fd on a
- * mount not in mountinfo"). An ordinary user can make such fds at will: in a user namespace of
- * their own, a tmpfs with a few hundred files kept open, then umount -l. Fresh tmpfs mounts hand
- * out the same small inode numbers, so those fds cover the inode numbers of every other user's
- * segments on every watched tmpfs, and no leak with one of them is reaped while the user's
- * process lives.
+ * An fd on a mount that no mountinfo lists could be any watched file with its inode number. An
+ * ordinary user can make such fds at will: in a user namespace of their own, a tmpfs with a few
+ * hundred files kept open, then umount -l. Fresh tmpfs mounts hand out the same small inode
+ * numbers, so were those fds holders, they would keep every other user's segment with one of those
+ * numbers while the user's process lives. An open fd (not O_PATH) is left to the reap's write
+ * lease, which sees only the file it really is.
  */
 class UnplaceableFdFloodTest {
   /**
@@ -59,8 +58,6 @@ class UnplaceableFdFloodTest {
   }
 
   @Test
-  @Disabled("finding: a user's fds on a detached tmpfs hold every watched segment with a small inode number, so no leak "
-      + "is reaped anywhere while they stay open (ProcessReader.unresolved holds by inode number alone)")
   void aUsersFdsOnADetachedTmpfsDoNotKeepAnotherUsersLeaks() throws Exception {
     Path bin = CProgram.build("redteam/detached-holder.c");
     try (TmpfsMount watched = TmpfsMount.create("size=8m,mode=1777");
