@@ -69,8 +69,21 @@ final class ShmFix {
       case OTHER_CONTAINER -> fix.add("give the job's container a larger /dev/shm (--shm-size=" + gib + "g, or its runtime's equivalent)");
       default -> throw new IllegalStateException();
     }
-    fix.add("for the running container, until it restarts: " + remountNow(m, gib));
+    fix.add(remountLine(m, gib));
     return fix;
+  }
+
+  /**
+   * The line about growing the running container's tmpfs now. None is suggested for a mount shmguard
+   * only reports (a namespace an ordinary user made, a bind of a directory): an operator pasting
+   * {@code nsenter -t PID -m mount ...} there would act in a view that user controls, whose
+   * "/dev/shm" can be the host's own.
+   */
+  static String remountLine(ShmMount m, long gib) {
+    if (m.reportOnly() != null) {
+      return "no remount is suggested for the running container: " + m.reportOnly();
+    }
+    return "for the running container, until it restarts: " + remountNow(m, gib);
   }
 
   /** A remount that reaches this tmpfs from the host: directly where the runtime mounted it there, else through the namespace. */
