@@ -17,11 +17,6 @@ import org.shmguard.policy.Verdict;
 public record DaemonStatus(long passes, long reaped, long overflows, int watchedMounts, int watchedHolders,
     long lastPassNanos, Judgement last, long residentBytes) {
 
-  public DaemonStatus(long passes, long reaped, long overflows, int watchedMounts, int watchedHolders,
-      long lastPassNanos, Judgement last) {
-    this(passes, reaped, overflows, watchedMounts, watchedHolders, lastPassNanos, last, -1);
-  }
-
   /** One line for systemd's STATUS=: mounts, segments, leaked, reaped, the fullest mount. */
   public String line() {
     if (last == null) {

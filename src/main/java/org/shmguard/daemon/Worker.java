@@ -75,7 +75,7 @@ final class Worker implements Runnable {
   private volatile boolean stopping;
   private volatile boolean failed;
   private boolean ready;
-  private volatile DaemonStatus status = new DaemonStatus(0, 0, 0, 0, 0, 0, null);
+  private volatile DaemonStatus status = new DaemonStatus(0, 0, 0, 0, 0, 0, null, -1);
   private long pendingSince = -1;
   private long retryAt = -1;
   /** Whether anything but a holder's exit asked for a pass since the last one: then mounts are discovered again. */

@@ -43,7 +43,7 @@ public final class Remounter {
   private final Map<Dev, Instant> lastRemount = new ConcurrentHashMap<>();
   private volatile Consumer<RemountOutcome> listener = o -> {};
 
-  public Remounter(RemountPolicy policy, HostPaths paths, long ramBytes, Clock clock) {
+  public Remounter(RemountPolicy policy, long ramBytes, Clock clock) {
     this.policy = policy;
     this.ramBytes = ramBytes;
     this.clock = clock;
@@ -51,7 +51,7 @@ public final class Remounter {
 
   /** A remounter for the configuration's remount section, with the host's memory from /proc/meminfo. */
   public static Remounter create(org.shmguard.config.Config.Remount c, HostPaths paths, Clock clock) throws IOException {
-    return new Remounter(new RemountPolicy(c.enabled(), c.targetSize(), c.maxSize(), c.cooldown()), paths, memTotal(paths), clock);
+    return new Remounter(new RemountPolicy(c.enabled(), c.targetSize(), c.maxSize(), c.cooldown()), memTotal(paths), clock);
   }
 
   /** Told every outcome after it is logged: where the daemon's journal sink listens. */

@@ -221,7 +221,7 @@ class UserNamespaceTrustTest {
 
   private static Remounter remounter() {
     return new Remounter(new RemountPolicy(true, SizeSpec.ofBytes(4 * MIB), SizeSpec.ofBytes(8 * MIB), Duration.ZERO),
-        HostPaths.system(), 1L << 34, Clock.systemUTC());
+        1L << 34, Clock.systemUTC());
   }
 
   private static MountEntry hostShm() throws IOException {

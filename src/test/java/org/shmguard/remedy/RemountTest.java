@@ -88,7 +88,7 @@ class RemountTest {
   @Test
   void nothingIsRemountedWhenRemountIsOff() throws IOException {
     Remounter off = new Remounter(new RemountPolicy(false, SizeSpec.ofBytes(4 * MIB), SizeSpec.ofBytes(8 * MIB), Duration.ZERO),
-        HostPaths.system(), 1L << 34, Clock.systemUTC());
+        1L << 34, Clock.systemUTC());
 
     RemountOutcome o = off.onCritical(watched());
 
@@ -159,7 +159,7 @@ class RemountTest {
 
   private Remounter remounter(long target, long max, Duration cooldown) {
     return new Remounter(new RemountPolicy(true, SizeSpec.ofBytes(target), SizeSpec.ofBytes(max), cooldown),
-        HostPaths.system(), 1L << 34, Clock.systemUTC());
+        1L << 34, Clock.systemUTC());
   }
 
   private ShmMount watched() {
