@@ -71,6 +71,6 @@ final class CuMemImportCheck implements Check {
     return List.of(Finding.of("cumem-import-ordinal", Severity.INFO, null,
         layout + ", the layout in which the " + NcclFacts.CUMEM_IMPORT_ORDINAL_BUG_DRIVER_BRANCH
             + " driver fails cuMemImportFromShareableHandle with \"invalid device ordinal\"; this host runs " + driver,
-        evidence, branch < 0 ? fix : List.of("nothing, unless jobs report \"invalid device ordinal\": then see the steps in the README")));
+        evidence, branch < 0 ? fix : List.of("nothing, unless jobs report \"invalid device ordinal\": then see the steps in docs/troubleshooting.md")));
   }
 }

@@ -12,7 +12,7 @@ import java.nio.ByteOrder;
  * per file of every mount on every scan. JNA's interface mapping costs a proxy, a reflective
  * dispatch and a native allocation per call, several times the system call itself on tmpfs;
  * a direct-mapped static native method with a byte array for the struct costs little more than the
- * call. Measured by the bench (README, Performance): segment listing of 3,667 files from 12.6 ms to
+ * call. Measured by the bench (docs/performance.md): segment listing of 3,667 files from 12.6 ms to
  * a few milliseconds.
  */
 final class DirectStatx {

@@ -14,7 +14,7 @@ import java.util.Arrays;
  * The system calls of a /proc pass (openat, read, getdents64, statx, readlinkat, kcmp) through
  * JNA's direct mapping, relative to one handle on /proc and with buffers reused for the whole pass.
  *
- * <p>Why: a JFR profile of the warm scan (README, Performance) found most of a scan in these
+ * <p>Why: a JFR profile of the warm scan (docs/performance.md) found most of a scan in these
  * system calls, and around them, as shmguard's own cost, a FileInputStream, Path objects and
  * strings per process and per fd, and jnr-posix's per-call marshalling of a path String for each
  * fd's stat. Here a pass allocates nothing per process or per fd that does not hold a watched file.

@@ -17,7 +17,7 @@ import org.shmguard.nativ.Linux;
 import org.shmguard.nativ.StatxResult;
 
 /**
- * What the observe stage's speed-ups (README, Performance) must not change: a maps file larger than
+ * What the observe stage's speed-ups (docs/performance.md) must not change: a maps file larger than
  * the reused read buffer is read to its end, and remembered holder details are dropped when a pid
  * is reused by another process or its command changes. Fixture trees as the host root; no root needed.
  */
