@@ -59,12 +59,11 @@ class KubernetesManifestsTest {
 
   @Test
   void theValidatorRejectsAMisspelledField() throws Exception {
-    List<JsonNode> objects = build(WITH_PODMONITOR);
-    String json = JSON.writeValueAsString(objects)
+    String json = JSON.writeValueAsString(build(WITH_PODMONITOR))
         .replace("\"imagePullPolicy\"", "\"imagePullPolicyy\"")
         .replace("\"podMetricsEndpoints\"", "\"podMetricEndpoints\"");
 
-    String out = validate(List.of(JSON.readTree(json)).get(0));
+    String out = validate(JSON.readTree(json));
 
     assertThat(out).contains("INVALID DaemonSet/shmguard: unknown field spec.template.spec.containers[0].imagePullPolicyy")
         .contains("INVALID PodMonitor/shmguard: unknown field spec.podMetricEndpoints");
