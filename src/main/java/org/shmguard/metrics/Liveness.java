@@ -20,9 +20,9 @@ final class Liveness {
     this.lastPassNanos = nanoClock.getAsLong();
   }
 
-  /** Twice the interval plus a minute: slow passes on a loaded host are not failures. */
+  /** Stuck by the same rule as the CHECK answer ({@link org.shmguard.policy.Health#staleAfter}). */
   static Liveness forInterval(Duration interval) {
-    return new Liveness(interval.multipliedBy(2).plusMinutes(1), System::nanoTime);
+    return new Liveness(org.shmguard.policy.Health.staleAfter(interval), System::nanoTime);
   }
 
   void passCompleted() {
