@@ -14,7 +14,7 @@ class NodeProblemDetectorConfigTest {
   private static final Path FILE = Path.of("packaging/node-problem-detector/shmguard-monitor.json");
 
   @Test
-  void pluginConfigRunsShmguardCheckForADeclaredCondition() throws Exception {
+  void pluginConfigRunsThePythonProbeForEachDeclaredCondition() throws Exception {
     JsonNode c = new ObjectMapper().readTree(FILE.toFile());
 
     assertThat(c.path("plugin").asText()).isEqualTo("custom");
@@ -35,8 +35,9 @@ class NodeProblemDetectorConfigTest {
       if (rule.path("type").asText().equals("permanent")) {
         assertThat(conditions).contains(rule.path("condition").asText());
       }
-      assertThat(rule.path("path").asText()).isEqualTo("/usr/bin/shmguard");
-      assertThat(rule.path("args").get(0).asText()).isEqualTo("check");
+      assertThat(rule.path("path").asText()).isEqualTo("/usr/bin/python3");
+      assertThat(rule.path("args").toString()).contains("\"/usr/share/shmguard/shmguard_client.py\",\"check\",\"--condition\"");
     }
+    assertThat(conditions).containsExactlyInAnyOrder("ShmFull", "ShmLeak", "ShmguardDown");
   }
 }
