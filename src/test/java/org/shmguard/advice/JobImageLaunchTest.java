@@ -29,9 +29,9 @@ import org.shmguard.testing.TmpfsMount;
  * --variant=minbase --include=python3-minimal, made once and cached in
  * /var/cache/shmguard/bookworm-python-root), entered with chroot in a mount namespace of its own,
  * as uid 65534, with its own /dev/shm (a tmpfs the daemon watches, as a container's) and nothing of
- * the host but the daemon's socket directory bound at /run/shmguard. The daemon is a real
- * advice server in this JVM; the wrapper and the client are copied in as a job image would carry
- * them, side by side in /usr/local/bin.
+ * the host but the daemon's socket directory bound read-only at /run/shmguard (as a pod's
+ * hostPath volume). The daemon is a real advice server in this JVM; the wrapper and the client
+ * are copied in as a job image would carry them, side by side in /usr/local/bin.
  */
 class JobImageLaunchTest {
   private static final Path ROOT = Path.of("/var/cache/shmguard/bookworm-python-root");
@@ -68,6 +68,7 @@ class JobImageLaunchTest {
       mount -t tmpfs -o size=1m,mode=0755 run "$ROOT/run"
       mkdir "$ROOT/run/shmguard"
       mount --bind "$SOCKDIR" "$ROOT/run/shmguard"
+      mount -o remount,bind,ro "$ROOT/run/shmguard"
       mount --bind "$SHM" "$ROOT/dev/shm"
       mount --bind "$BIN" "$ROOT/usr/local/bin"
       mount -o remount,bind,ro "$ROOT/usr/local/bin"
