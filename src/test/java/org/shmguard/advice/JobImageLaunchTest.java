@@ -57,6 +57,7 @@ class JobImageLaunchTest {
       while [ $i -lt @RUNS@ ]; do
         a=$(date +%s%N); /bin/true; b=$(date +%s%N); echo "plain $((b - a))"
         a=$(date +%s%N); shmguard-launch -- /bin/true 2>/dev/null; b=$(date +%s%N); echo "launch $((b - a))"
+        a=$(date +%s%N); python3 -I -S /usr/local/bin/shmguard_client.py advise > /dev/null; b=$(date +%s%N); echo "client $((b - a))"
         i=$((i + 1))
       done > $out/times
       """.replace("@RUNS@", Integer.toString(RUNS));
@@ -145,15 +146,17 @@ class JobImageLaunchTest {
 
     List<Long> plain = new ArrayList<>();
     List<Long> launch = new ArrayList<>();
+    List<Long> client = new ArrayList<>();
     for (String line : read(results, "times").lines().toList()) {
       String[] w = line.split(" ");
-      (w[0].equals("plain") ? plain : launch).add(Long.parseLong(w[1]));
+      (w[0].equals("plain") ? plain : w[0].equals("launch") ? launch : client).add(Long.parseLong(w[1]));
     }
     assertThat(plain).hasSize(RUNS);
     assertThat(launch).hasSize(RUNS);
     double added = (median(launch) - median(plain)) / 1e6;
     System.out.printf("shmguard-launch -- /bin/true in a Java-free root as uid 65534: median %.1f ms, /bin/true %.1f ms:"
-        + " %.1f ms added (%d runs each)%n", median(launch) / 1e6, median(plain) / 1e6, added, RUNS);
+        + " %.1f ms added (%d runs each); the client's advise alone %.1f ms%n", median(launch) / 1e6, median(plain) / 1e6,
+        added, RUNS, median(client) / 1e6);
     // The target is well under 50 ms; the bound here only catches a wrapper that waits on something.
     assertThat(added).isLessThan(1000);
   }
