@@ -51,8 +51,8 @@ public record Health(Status status, String line, Map<Problem, String> problems) 
   }
 
   public Health {
-    if (status == null || line == null || line.isBlank() || line.contains("\n")) {
-      throw new IllegalArgumentException("status and a one-line message are required");
+    if (status == null || line == null || line.isBlank() || line.contains("\n") || problems == null) {
+      throw new IllegalArgumentException("status, a one-line message and the problems (maybe none) are required");
     }
     problems = problems.isEmpty() ? Map.of() : Collections.unmodifiableMap(new EnumMap<>(problems));
   }
@@ -62,8 +62,8 @@ public record Health(Status status, String line, Map<Problem, String> problems) 
   }
 
   /**
-   * How long after its last completed pass a daemon counts as stuck: twice the pass interval and
-   * a minute, so that slow passes on a loaded host are not failures.
+   * How long after its last pass a daemon counts as stuck, and its view of the host as stale:
+   * twice the pass interval and a minute, so that slow passes on a loaded host are not failures.
    */
   public static Duration staleAfter(Duration interval) {
     return interval.multipliedBy(2).plusMinutes(1);
