@@ -6,7 +6,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.shmguard.advice.SocketInUseException;
 import org.shmguard.config.Config;
-import org.shmguard.daemon.AlertSink;
+import org.shmguard.alert.AlertSink;
 import org.shmguard.daemon.Daemon;
 import org.shmguard.daemon.StopSignals;
 import org.shmguard.metrics.CountingAlertSink;

@@ -2,6 +2,9 @@ package org.shmguard.daemon;
 
 import java.util.HashSet;
 import java.util.Set;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.EventKind;
 import org.shmguard.model.FileKey;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Snapshot;

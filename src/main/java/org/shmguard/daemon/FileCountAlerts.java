@@ -2,6 +2,9 @@ package org.shmguard.daemon;
 
 import java.util.HashSet;
 import java.util.Set;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.EventKind;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountContents;
 import org.shmguard.model.ShmMount;

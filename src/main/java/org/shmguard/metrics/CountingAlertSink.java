@@ -1,8 +1,8 @@
 package org.shmguard.metrics;
 
-import org.shmguard.daemon.Alert;
-import org.shmguard.daemon.AlertSink;
-import org.shmguard.daemon.EventKind;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.EventKind;
 
 /**
  * Counts every alert the daemon raises (and the remount outcomes among them) in the metrics,

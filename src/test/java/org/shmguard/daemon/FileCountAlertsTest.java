@@ -7,6 +7,7 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.shmguard.alert.EventKind;
 import org.shmguard.model.Dev;
 import org.shmguard.model.HolderIndex;
 import org.shmguard.model.MountContents;
