@@ -4,8 +4,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.shmguard.policy.CapacityPolicy;
 import org.shmguard.policy.Glob;
 import org.shmguard.policy.ReapPolicy;
+import org.shmguard.policy.RemountPolicy;
 import org.shmguard.policy.SizeSpec;
 
 /**
@@ -55,7 +57,11 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
   public record Daemon(Duration interval, Duration rediscover, Duration settle, int watchHolders, String summary) {}
 
   /** Capacity alerts: used percentages per mount, and how many holders of hidden bytes to name. */
-  public record Capacity(int warn, int critical, int hysteresis, int topHolders) {}
+  public record Capacity(int warn, int critical, int hysteresis, int topHolders) {
+    public CapacityPolicy policy() {
+      return new CapacityPolicy(warn, critical, hysteresis);
+    }
+  }
 
   public record Log(String level) {}
 
@@ -69,7 +75,11 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
       int maxClientsPerUser, int rootClients, Duration idleTimeout, Duration requestTimeout) {}
 
   /** Growing a tmpfs by remount (issue 4): off unless enabled. */
-  public record Remount(boolean enabled, SizeSpec targetSize, SizeSpec maxSize, Duration cooldown) {}
+  public record Remount(boolean enabled, SizeSpec targetSize, SizeSpec maxSize, Duration cooldown) {
+    public RemountPolicy policy() {
+      return new RemountPolicy(enabled, targetSize, maxSize, cooldown);
+    }
+  }
 
   /**
    * Which mount namespaces shmguard acts in (issue 12).
