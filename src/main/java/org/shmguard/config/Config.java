@@ -111,14 +111,12 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
   }
 
   /**
-   * Each section checks the rules between its keys, then reads its part.
+   * The rules between keys first ({@link CrossKeyRules}), then each section reads its part.
    *
-   * @param lineOf the line a key was set on in the file, 0 for a default (for the errors of those rules)
+   * @param lineOf the line a key was set on in the file, 0 for a default (for the errors of {@link CrossKeyRules})
    */
   static Config from(String source, Map<String, Object> v, ToIntFunction<String> lineOf) throws ConfigException {
-    for (ConfigSection<?> section : ConfigSchema.SECTIONS) {
-      section.check(section.values(source, v, lineOf));
-    }
+    CrossKeyRules.check(source, v, lineOf);
     return new Config(source, read(ConfigSchema.MOUNTS, source, v), read(ConfigSchema.REAP, source, v),
         read(ConfigSchema.DAEMON, source, v), read(ConfigSchema.LOG, source, v), read(ConfigSchema.CAPACITY, source, v),
         read(ConfigSchema.ADVICE, source, v), read(ConfigSchema.REMOUNT, source, v), read(ConfigSchema.METRICS, source, v),
