@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.AlertSink;
 import org.shmguard.alert.EventKind;
@@ -62,15 +63,16 @@ public final class Daemon implements AutoCloseable {
   /** As above, with the deadline after which a running pass counts as stalled (tests shorten it). */
   static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
       List<Consumer<Engine.Pass>> listeners, Duration passDeadline) throws IOException {
-    return start(config, paths, sink, notifier, Acts.alertsOnly(sink), listeners, passDeadline);
+    return start(config, paths, sink, notifier, engine -> Acts.bare(engine::reap, sink), listeners, passDeadline);
   }
 
   /**
-   * As above, with the act stage for the plan after each pass: the whole service's (advice and
-   * remounts, see {@link Service}) or alerts only.
+   * As above, with the act stage for each pass's plan, made for the daemon's engine (whose
+   * reaper carries out the plan's reaps): the whole service's (advice and remounts, see
+   * {@link Service}) or reaps and alerts only.
    */
-  static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier, Actor actor,
-      List<Consumer<Engine.Pass>> listeners, Duration passDeadline) throws IOException {
+  static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
+      Function<Engine, Actor> acts, List<Consumer<Engine.Pass>> listeners, Duration passDeadline) throws IOException {
     Config.Daemon d = config.daemon();
     LOG.info("shmguard starting with {}: sweep every {}, rediscovery every {}, grace {}, patterns {}, deny {}{}; {}",
         config.source(), Durations.human(d.interval()), Durations.human(d.rediscover()),
@@ -88,7 +90,8 @@ public final class Daemon implements AutoCloseable {
           return info == null ? null : info.startTicks();
         }),
         poll, sink, notifier, d.settle(),
-        new Planner(engine.policy(), config.remount().policy(), c.policy(), c.topHolders()), actor, passDeadline);
+        new Planner(engine.policy(), config.remount().policy(), c.policy(), c.topHolders()), acts.apply(engine),
+        passDeadline);
     listeners.forEach(worker::addListener);
     PathWalks.shared().onStallAndRecovery(
         path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " did not answer within "

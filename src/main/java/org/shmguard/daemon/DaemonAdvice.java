@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.shmguard.advice.AdviceService;
 import org.shmguard.advice.HostActions;
 import org.shmguard.advice.ProtocolException;
@@ -116,9 +117,12 @@ final class DaemonAdvice implements Closeable {
     };
   }
 
-  /** The act stage for the worker's plans: alerts to {@code sink}, advice to the socket and file, remounts. */
-  Acts acts(AlertSink sink) {
-    return new Acts(sink, service, remounter);
+  /**
+   * The act stage for the worker's plans, for the daemon's engine: reaps through its reaper,
+   * alerts to {@code sink}, advice to the socket and file, remounts.
+   */
+  Function<Engine, Actor> acts(AlertSink sink) {
+    return engine -> new Acts(engine::reap, sink, service, remounter);
   }
 
   static Alert alert(RemountOutcome o) {

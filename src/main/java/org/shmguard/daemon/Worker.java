@@ -14,9 +14,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.AlertSink;
-import org.shmguard.alert.EventKind;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.MountDiscovery;
 import org.shmguard.host.SelfMemory;
@@ -38,9 +38,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The daemon's worker thread: waits on inotify, holder pidfds and requests at once, has one full
- * pass (observe, judge, reap) run per burst of triggers, reports what the pass found, and pings
- * systemd's watchdog. The pass runs on the {@link PassThread}, which this thread waits for in
- * short slices, so a stop request is honoured at once whatever the kernel does to the pass.
+ * pass (observe, judge, plan, and the plan's reap) run per burst of triggers, carries out the
+ * rest of the plan and the planner's report of the reap's outcomes, and pings systemd's
+ * watchdog. The pass runs on the {@link PassThread}, which this thread waits for in short slices,
+ * so a stop request is honoured at once whatever the kernel does to the pass.
  */
 final class Worker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
@@ -62,10 +63,9 @@ final class Worker implements Runnable {
   private final AlertSink sink;
   private final ServiceNotifier notifier;
   private final long settleNanos;
-  private final SegmentAlerts segmentAlerts = new SegmentAlerts();
-  /** The decide stage after a pass: what to raise, advise and remount, and when a grace ends. */
+  /** The decide stage after a judgement: what to reap, raise, advise and remount, and when a grace ends. */
   private final Planner planner;
-  /** The act stage for the planner's actions. */
+  /** The act stage for the planner's actions: the reap on the pass thread, the rest on this one. */
   private final Actor actor;
   /**
    * Spaces the passes that inotify, a holder's exit or a segment leaving its grace ask for, once
@@ -314,27 +314,32 @@ final class Worker implements Runnable {
       served = new ArrayList<>(waiters);
       waiters.clear();
     }
-    Engine.Pass pass;
+    Engine.Planned planned;
     try {
       boolean sameMounts = !rediscover;
-      pass = passThread.run(() -> engine.clean(false, sameMounts), () -> stopping, this::pingWatchdog);
+      // observe, judge, plan, and the plan's reap at once after the judgement, all on the pass thread
+      planned = passThread.run(() -> engine.pass(false, sameMounts, planner::next, actor::carry), () -> stopping,
+          this::pingWatchdog);
       rediscover = false;
     } catch (RuntimeException e) {
       served.forEach(f -> f.completeExceptionally(e));
       throw e;
     }
-    if (pass == null) {
+    if (planned == null) {
       served.forEach(f -> f.completeExceptionally(new IllegalStateException("the daemon is stopping")));
       return;
     }
+    Engine.Pass pass = planned.pass();
+    Plan plan = planned.plan();
     long took = pass.took().toNanos();
     Judgement j = pass.judgement();
     for (String w : j.snapshot().warnings()) {
       LOG.debug("{}", w);
     }
-    reportMounts(j);
-    segmentAlerts.report(pass, sink);
-    Plan plan = planner.next(j);
+    for (Action a : planner.report(j, pass.outcomes(), PathWalks.shared().stuckPaths())) {
+      carry(a);
+    }
+    knownMounts = j.snapshot().mounts().stream().map(ShmMount::dev).collect(Collectors.toSet());
     long reapedNow = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
     long end = System.nanoTime();
     budget.spent(took, end);
@@ -360,7 +365,9 @@ final class Worker implements Runnable {
       notifier.status(status.line());
     }
     for (Action a : plan.actions()) {
-      carry(a);
+      if (!(a instanceof Action.Reap)) { // carried out in the pass
+        carry(a);
+      }
     }
     for (Consumer<Engine.Pass> l : listeners) {
       try {
@@ -405,28 +412,6 @@ final class Worker implements Runnable {
     }
     retryAt = now + retryGap;
     retryGap = Math.min(ZOMBIE_RETRY_MAX_NANOS, retryGap * 2);
-  }
-
-  private void reportMounts(Judgement j) {
-    Set<Dev> now = new HashSet<>();
-    for (ShmMount m : j.snapshot().mounts()) {
-      now.add(m.dev());
-      if (!knownMounts.contains(m.dev())) {
-        sink.emit(Alert.of(EventKind.MOUNT_ADDED, "watching " + m.displayName() + " (" + m.origin() + ", device "
-            + m.dev() + ")").with("SHM_MOUNT", m.displayName()).with("SHM_CONTAINER", m.container()));
-      }
-    }
-    for (Dev d : knownMounts) {
-      if (!now.contains(d)) {
-        var prev = status.last() == null ? null : status.last().snapshot().mount(d);
-        String name = prev == null ? "device " + d : prev.displayName();
-        boolean stalled = prev != null && PathWalks.shared().stuckPaths().contains(prev.path());
-        sink.emit(Alert.of(EventKind.MOUNT_REMOVED, "no longer watching " + name + (stalled
-            ? ": the path to it is not answering (see mount_stalled); watched again once it does" : ": it went away"))
-            .with("SHM_MOUNT", name).with("SHM_CONTAINER", prev == null ? null : prev.container()));
-      }
-    }
-    knownMounts = now;
   }
 
   private void summary() {

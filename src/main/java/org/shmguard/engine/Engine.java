@@ -1,24 +1,31 @@
 package org.shmguard.engine;
 
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import org.shmguard.config.Config;
 import org.shmguard.host.HostPaths;
 import org.shmguard.host.Observer;
 import org.shmguard.host.SegmentLister;
 import org.shmguard.model.Snapshot;
+import org.shmguard.policy.Action;
 import org.shmguard.policy.HolderHistory;
 import org.shmguard.policy.Judge;
 import org.shmguard.policy.Judgement;
+import org.shmguard.policy.Plan;
+import org.shmguard.policy.Planner;
 import org.shmguard.policy.ReapPolicy;
 import org.shmguard.remedy.HolderConfirmer;
 import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.remedy.Reaper;
 
 /**
- * The pipeline, observe then decide then act, shared by the one-shot commands and the daemon.
- * It keeps the holder history between passes, so a long-lived engine reaps a segment as soon as
- * its last holder exits.
+ * The pipeline, observe then decide then act, shared by the one-shot commands and the daemon:
+ * observe, judge, plan, and carry out the plan's {@link Action.Reap} through the {@link Reaper}
+ * at once. It keeps the holder history between passes, so a long-lived engine reaps a segment as
+ * soon as its last holder exits.
  *
  * <pre>{@code
  * Engine engine = Engine.create(config, HostPaths.system());
@@ -70,6 +77,14 @@ public final class Engine {
     }
   }
 
+  /**
+   * A pass and the plan it was carried out from.
+   *
+   * @param plan the whole plan; its {@link Action.Reap} has been carried out (the pass's
+   *     outcomes), every other action is for the caller's act stage
+   */
+  public record Planned(Pass pass, Plan plan) {}
+
   /** Observe and decide; nothing on the host changes. */
   public synchronized Judgement judge() {
     return judge(false);
@@ -93,11 +108,38 @@ public final class Engine {
    * millisecond is reap delay. The judging pass and the confirming pass still read every process.
    */
   public synchronized Pass clean(boolean forceDryRun, boolean sameMounts) {
+    return pass(forceDryRun, sameMounts, (j, dry) -> new Plan(Planner.reaping(j, dry), null), this::reap).pass();
+  }
+
+  /**
+   * One pass: observe, judge, have {@code planner} plan from the judgement (told whether this is
+   * a dry run), and carry out the plan's reaps with {@code act} right after, with nothing else in
+   * between. The one-shot {@code clean} plans only the reap and carries it out with
+   * {@link #reap}; the daemon plans everything and carries the reap out through its act stage,
+   * which calls {@link #reap} in turn.
+   */
+  public synchronized Planned pass(boolean forceDryRun, boolean sameMounts, BiFunction<Judgement, Boolean, Plan> planner,
+      Function<Action.Reap, List<ReapOutcome>> act) {
     long started = System.nanoTime();
     Judgement j = judge(sameMounts);
     boolean dry = forceDryRun || dryRun;
-    List<ReapOutcome> outcomes = reaper.execute(j.plan(), dry);
-    return new Pass(j, outcomes, dry, java.time.Duration.ofNanos(System.nanoTime() - started));
+    Plan plan = planner.apply(j, dry);
+    List<ReapOutcome> outcomes = new ArrayList<>();
+    for (Action a : plan.actions()) {
+      if (a instanceof Action.Reap r) {
+        outcomes.addAll(act.apply(r));
+      }
+    }
+    return new Planned(new Pass(j, outcomes, dry, java.time.Duration.ofNanos(System.nanoTime() - started)), plan);
+  }
+
+  /**
+   * Carries out a planned reap through the {@link Reaper}: its confirming /proc pass, and for each
+   * candidate the identity re-check and the lease before the unlink. The act code for every reap,
+   * the one-shot {@code clean}'s and the daemon's.
+   */
+  public List<ReapOutcome> reap(Action.Reap r) {
+    return reaper.carry(r);
   }
 
   public ReapPolicy policy() {

@@ -1,19 +1,39 @@
 package org.shmguard.policy;
 
+import java.util.List;
 import java.util.Objects;
 import org.shmguard.alert.Alert;
 import org.shmguard.model.ShmMount;
 
 /**
- * One thing the decide stage asks the act stage to do. Reaping is planned by {@link Judge} (its
- * {@link ReapPlan}) and carried out within the pass, since its last check must follow the
- * judgement at once; everything else a pass leads to is one of these, in a {@link Plan}.
+ * One thing the decide stage asks the act stage to do, in a {@link Plan}. A {@link Reap} comes
+ * first and is carried out on the pass's own thread right after the judgement; the rest follow.
  *
  * <pre>{@code
  * for (Action a : plan.actions()) actor.carry(a);
  * }</pre>
  */
 public sealed interface Action {
+  /**
+   * Reap {@code candidates}, the segments judged leaked in the pass: the act stage runs the
+   * confirming /proc pass and, for each, the identity re-check and the lease before the unlink
+   * (remedy's {@code Reaper}). With {@code dryRun} the same checks run and the lease is taken and
+   * released; nothing is renamed or unlinked.
+   */
+  record Reap(List<Assessment> candidates, boolean dryRun) implements Action {
+    public Reap {
+      candidates = List.copyOf(candidates);
+      if (candidates.isEmpty()) {
+        throw new IllegalArgumentException("a reap needs at least one candidate");
+      }
+      for (Assessment a : candidates) {
+        if (!a.verdict().reapable()) {
+          throw new IllegalArgumentException(a.segment().displayName() + " is " + a.verdict() + ", not reapable");
+        }
+      }
+    }
+  }
+
   /** Tell operators: journald (or the log), counted in the metrics. */
   record Raise(Alert alert) implements Action {
     public Raise {

@@ -3,20 +3,25 @@ package org.shmguard.policy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.EventKind;
 
 /**
- * The daemon's decide stage after each pass: from the pass's judgement, what earlier passes saw
- * and the policies, a {@link Plan}. Capacity levels with hysteresis (one state machine, which
+ * The daemon's decide stage after each judgement: from the pass's judgement, what earlier passes
+ * saw and the policies, a {@link Plan}. The reap of the segments judged leaked (first, so that
+ * it follows the judgement at once), capacity levels with hysteresis (one state machine, which
  * both the capacity alerts and the remount trigger follow), each failed NCCL allocation once, a
  * crowded mount once, fresh advice, a remount for a mount that has just become critical, and
- * when a segment leaves its grace. No I/O and no clock of its own; one thread asks (the daemon's
- * worker), since it remembers what it raised.
+ * when a segment leaves its grace. Once the reap is carried out, {@link #report} plans the
+ * alerts about its outcomes and about mounts that came or went. No I/O and no clock of its own;
+ * one pass at a time asks, since it remembers what it raised.
  *
  * <pre>{@code
  * Planner planner = new Planner(reapPolicy, remountPolicy, capacityPolicy, 3);
- * Plan plan = planner.next(pass.judgement());
+ * Plan plan = planner.next(judgement, dryRun);              // Reap, Raise..., Advise, Remount...
+ * List<ReapOutcome> outcomes = ...;                         // the act stage carries the Reap
+ * List<Action> report = planner.report(judgement, outcomes, stalledPaths);   // Raise...
  * }</pre>
  */
 public final class Planner {
@@ -27,6 +32,8 @@ public final class Planner {
   private final RemountPolicy remount;
   private final CapacityAlerts capacity;
   private final FileCountAlerts files = new FileCountAlerts();
+  private final SegmentAlerts segments = new SegmentAlerts();
+  private final MountChanges mounts = new MountChanges();
 
   /** @param topHolders how many holders of hidden bytes a capacity event names */
   public Planner(ReapPolicy reap, RemountPolicy remount, CapacityPolicy capacity, int topHolders) {
@@ -35,8 +42,18 @@ public final class Planner {
     this.capacity = new CapacityAlerts(capacity, topHolders);
   }
 
-  public Plan next(Judgement j) {
-    List<Action> actions = new ArrayList<>();
+  /**
+   * The reap of what {@code j} judged leaked, if anything: one {@link Action.Reap} with every
+   * candidate of its {@link ReapPlan}, none when the plan is empty or blocked. The whole plan of a
+   * one-shot {@code clean}, and the first action of the daemon's.
+   */
+  public static List<Action> reaping(Judgement j, boolean dryRun) {
+    return j.plan().isEmpty() ? List.of() : List.of(new Action.Reap(j.plan().candidates(), dryRun));
+  }
+
+  /** The plan after judgement {@code j}; with {@code dryRun} its reap checks and unlinks nothing. */
+  public Plan next(Judgement j, boolean dryRun) {
+    List<Action> actions = new ArrayList<>(reaping(j, dryRun));
     List<CapacityWatch.Change> changes = capacity.report(j, a -> actions.add(new Action.Raise(a)));
     files.report(j.snapshot(), a -> actions.add(new Action.Raise(a)));
     actions.add(new Action.Advise(j));
@@ -46,6 +63,21 @@ public final class Planner {
       }
     }
     return new Plan(actions, graceEndsIn(j));
+  }
+
+  /**
+   * What operators hear of once the plan's reap was carried out: each mount that came or went
+   * since the last pass, then each reap with its evidence, each leak not reaped once, and an
+   * incomplete /proc pass once per stretch.
+   *
+   * @param outcomes what the act stage reported for the plan's {@link Action.Reap} (none if it had none)
+   * @param stalledPaths paths whose walks have not returned: a mount behind one is gone for now, not for good
+   */
+  public List<Action> report(Judgement j, List<? extends ReapResult> outcomes, Set<String> stalledPaths) {
+    List<Action> actions = new ArrayList<>();
+    mounts.report(j.snapshot(), stalledPaths, a -> actions.add(new Action.Raise(a)));
+    segments.report(j, outcomes, a -> actions.add(new Action.Raise(a)));
+    return actions;
   }
 
   /** The journal summary of the last judgement: one event per mount, with its level and what was reaped so far. */

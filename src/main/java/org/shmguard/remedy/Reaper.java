@@ -19,6 +19,7 @@ import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.DirHandle;
 import org.shmguard.nativ.Linux;
 import org.shmguard.nativ.StatxResult;
+import org.shmguard.policy.Action;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.ReapPlan;
 
@@ -32,7 +33,7 @@ import org.shmguard.policy.ReapPlan;
  * unlinked.
  *
  * <pre>{@code
- * List<ReapOutcome> done = new Reaper(observer.holderScanner()::scan).execute(judgement.plan(), dryRun);
+ * List<ReapOutcome> done = new Reaper(observer.holderScanner()::scan).carry(reapAction);
  * }</pre>
  */
 public final class Reaper {
@@ -57,6 +58,11 @@ public final class Reaper {
     this.confirmer = confirmer;
     this.linux = linux;
     this.lastCheck = lastCheck;
+  }
+
+  /** Carries out a planned reap (confirming pass, re-check, lease, unlink): one outcome per candidate, grouped by mount. */
+  public List<ReapOutcome> carry(Action.Reap reap) {
+    return execute(new ReapPlan(reap.candidates(), List.of()), reap.dryRun());
   }
 
   public List<ReapOutcome> execute(ReapPlan plan, boolean dryRun) {

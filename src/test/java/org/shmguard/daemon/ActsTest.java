@@ -32,7 +32,7 @@ class ActsTest {
   void alertsGoToTheSinkAndAdviceToTheAdviceService() {
     RecordingSink sink = new RecordingSink();
     List<Judgement> advised = new ArrayList<>();
-    Acts acts = new Acts(sink, advised::add, null);
+    Acts acts = new Acts(r -> List.of(), sink, advised::add, null);
 
     acts.carry(new Action.Raise(Alert.of(EventKind.CAPACITY_WARNING, "/dev/shm is 81% full")));
     acts.carry(new Action.Advise(JUDGEMENT));
@@ -44,11 +44,16 @@ class ActsTest {
   @Test
   void aDaemonWithoutAdviceOrRemounterRaisesAlertsAndChangesNothingElse() {
     RecordingSink sink = new RecordingSink();
-    Acts acts = Acts.alertsOnly(sink);
+    List<Action.Reap> reaped = new ArrayList<>();
+    Acts acts = Acts.bare(r -> {
+      reaped.add(r);
+      return List.of();
+    }, sink);
 
     acts.carry(new Action.Advise(JUDGEMENT));
     acts.carry(new Action.Remount(MOUNT, "it passed the critical threshold"));
 
     assertThat(sink.all()).isEmpty();
+    assertThat(reaped).isEmpty();
   }
 }

@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.shmguard.alert.EventKind;
 import org.shmguard.model.Dev;
@@ -52,33 +53,53 @@ class PlannerTest {
   }
 
   private static List<EventKind> raised(Plan p) {
-    return p.actions().stream().filter(Action.Raise.class::isInstance).map(a -> ((Action.Raise) a).alert().kind()).toList();
+    return raised(p.actions());
+  }
+
+  private static List<EventKind> raised(List<Action> actions) {
+    return actions.stream().filter(Action.Raise.class::isInstance).map(a -> ((Action.Raise) a).alert().kind()).toList();
+  }
+
+  private static List<Action.Reap> reaps(Plan p) {
+    return p.actions().stream().filter(Action.Reap.class::isInstance).map(Action.Reap.class::cast).toList();
+  }
+
+  /** What an act stage reports for one candidate, as remedy's ReapOutcome would. */
+  private record Outcome(Assessment candidate, String detail, boolean reaped, boolean wouldReap, boolean failed,
+      boolean leftLeaked) implements ReapResult {
+    static Outcome reaped(Assessment a) {
+      return new Outcome(a, "nothing holds it", true, false, false, false);
+    }
+
+    static Outcome wouldReap(Assessment a) {
+      return new Outcome(a, "nothing holds it", false, true, false, false);
+    }
   }
 
   @Test
   void aMountThatBecomesCriticalIsRemountedOnceUntilItLeavesCriticalPastTheHysteresis() {
     Planner planner = new Planner(REAP, REMOUNT_ON, CAPACITY, 3);
 
-    Plan first = planner.next(judgement(96));
+    Plan first = planner.next(judgement(96), false);
     assertThat(raised(first)).containsExactly(EventKind.CAPACITY_CRITICAL);
     assertThat(remounts(first)).singleElement().satisfies(r -> {
       assertThat(r.mount().dev()).isEqualTo(DEV);
       assertThat(r.trigger()).isEqualTo(Planner.CRITICAL_TRIGGER);
     });
 
-    assertThat(remounts(planner.next(judgement(97)))).isEmpty(); // still critical
-    Plan hovering = planner.next(judgement(91)); // within the hysteresis: still critical
+    assertThat(remounts(planner.next(judgement(97), false))).isEmpty(); // still critical
+    Plan hovering = planner.next(judgement(91), false); // within the hysteresis: still critical
     assertThat(raised(hovering)).isEmpty();
     assertThat(remounts(hovering)).isEmpty();
 
-    assertThat(raised(planner.next(judgement(89)))).containsExactly(EventKind.CAPACITY_WARNING);
-    assertThat(remounts(planner.next(judgement(96)))).hasSize(1); // entered critical again
+    assertThat(raised(planner.next(judgement(89), false))).containsExactly(EventKind.CAPACITY_WARNING);
+    assertThat(remounts(planner.next(judgement(96), false))).hasSize(1); // entered critical again
   }
 
   @Test
   void remountingOffRaisesTheAlertButPlansNoRemount() {
     Planner planner = new Planner(REAP, REMOUNT_OFF, CAPACITY, 3);
-    Plan p = planner.next(judgement(99));
+    Plan p = planner.next(judgement(99), false);
     assertThat(raised(p)).containsExactly(EventKind.CAPACITY_CRITICAL);
     assertThat(remounts(p)).isEmpty();
   }
@@ -87,21 +108,22 @@ class PlannerTest {
   void everyPlanPublishesAdviceFromItsJudgement() {
     Planner planner = new Planner(REAP, REMOUNT_OFF, CAPACITY, 3);
     Judgement j = judgement(10);
-    assertThat(planner.next(j).actions()).containsExactly(new Action.Advise(j));
+    assertThat(planner.next(j, false).actions()).containsExactly(new Action.Advise(j));
   }
 
   @Test
   void thePlanLooksAgainWhenTheSoonestGraceEnds() {
     Planner planner = new Planner(REAP, REMOUNT_OFF, CAPACITY, 3);
     Plan p = planner.next(judgement(10, List.of(segment("nccl-young", Duration.ofSeconds(30)),
-        segment("nccl-older", Duration.ofSeconds(100)), segment("nccl-old", Duration.ofMinutes(5)))));
+        segment("nccl-older", Duration.ofSeconds(100)), segment("nccl-old", Duration.ofMinutes(5)))), false);
     assertThat(p.lookAgainIn()).isEqualTo(Duration.ofSeconds(20));
   }
 
   @Test
   void withNothingInItsGraceThePlanSetsNoTimeToLookAgain() {
     Planner planner = new Planner(REAP, REMOUNT_OFF, CAPACITY, 3);
-    assertThat(planner.next(judgement(10, List.of(segment("nccl-old", Duration.ofMinutes(5))))).lookAgainIn()).isNull();
+    assertThat(planner.next(judgement(10, List.of(segment("nccl-old", Duration.ofMinutes(5)))), false).lookAgainIn())
+        .isNull();
   }
 
   @Test
@@ -109,5 +131,73 @@ class PlannerTest {
     Judgement j = judgement(10, List.of(segment("nccl-young", Duration.ofSeconds(30)),
         segment("nccl-old", Duration.ofMinutes(5))));
     assertThat(j.segments()).extracting(REAP::graceLeft).containsExactly(Duration.ofSeconds(90), null);
+  }
+
+  @Test
+  void aLeakedSegmentIsReapedByThePlansFirstActionAndOnlyItsOutcomeSaysReaped() {
+    Planner planner = new Planner(REAP, REMOUNT_OFF, CAPACITY, 3);
+    Judgement j = judgement(10, List.of(segment("nccl-old", Duration.ofMinutes(5)),
+        segment("nccl-young", Duration.ofSeconds(30))));
+
+    Plan p = planner.next(j, false);
+
+    assertThat(p.actions().get(0)).isInstanceOf(Action.Reap.class);
+    assertThat(reaps(p)).singleElement().satisfies(r -> {
+      assertThat(r.dryRun()).isFalse();
+      assertThat(r.candidates()).extracting(a -> a.segment().displayName()).containsExactly("nccl-old");
+    });
+    // The plan is data: until the act stage reports an outcome, nothing is said to be reaped.
+    assertThat(raised(p)).doesNotContain(EventKind.SEGMENT_REAPED);
+    Assessment old = reaps(p).get(0).candidates().get(0);
+    assertThat(raised(planner.report(j, List.of(Outcome.reaped(old)), Set.of())))
+        .containsExactly(EventKind.MOUNT_ADDED, EventKind.SEGMENT_REAPED);
+  }
+
+  @Test
+  void aDryRunPlansTheSameReapAndItsWouldReapOutcomesAreReportedOncePerLeak() {
+    Judgement j = judgement(10, List.of(segment("nccl-old", Duration.ofMinutes(5))));
+    Action.Reap real = reaps(new Planner(REAP, REMOUNT_OFF, CAPACITY, 3).next(j, false)).get(0);
+    Planner planner = new Planner(REAP, REMOUNT_OFF, CAPACITY, 3);
+
+    Action.Reap dry = reaps(planner.next(j, true)).get(0);
+
+    assertThat(dry.dryRun()).isTrue();
+    assertThat(dry.candidates()).isEqualTo(real.candidates());
+    assertThat(Planner.reaping(j, true)).containsExactly(dry);
+    List<ReapResult> would = List.of(Outcome.wouldReap(dry.candidates().get(0)));
+    assertThat(raised(planner.report(j, would, Set.of()))).containsExactly(EventKind.MOUNT_ADDED,
+        EventKind.SEGMENT_LEAKED);
+    assertThat(raised(planner.report(j, would, Set.of()))).isEmpty(); // the same leak, the next pass
+  }
+
+  @Test
+  void aBlockedPassPlansNoReap() {
+    Snapshot incomplete = new Snapshot(NOW, judgement(10).snapshot().mounts(),
+        List.of(segment("nccl-old", Duration.ofMinutes(5))), HolderIndex.empty(), new BitSet(), Map.of(),
+        List.of("cannot read /proc/42/fd: Permission denied"), List.of(), true, 0);
+    Judgement j = Judge.judge(incomplete, HolderHistory.empty(), REAP);
+    Planner planner = new Planner(REAP, REMOUNT_OFF, CAPACITY, 3);
+
+    assertThat(reaps(planner.next(j, false))).isEmpty();
+    assertThat(raised(planner.report(j, List.of(), Set.of()))).containsExactly(EventKind.MOUNT_ADDED,
+        EventKind.SEGMENT_LEAKED, EventKind.SCAN_INCOMPLETE);
+  }
+
+  @Test
+  void aMountThatGoesIsReportedRemovedAndAStalledOneSaysItIsWatchedAgainOnceItAnswers() {
+    Planner planner = new Planner(REAP, REMOUNT_OFF, CAPACITY, 3);
+    Judgement with = judgement(10);
+    Judgement without = Judge.judge(new Snapshot(NOW, List.of(), List.of(), HolderIndex.empty(), new BitSet(), Map.of(),
+        List.of(), List.of(), true, 0), HolderHistory.empty(), REAP);
+
+    assertThat(raised(planner.report(with, List.of(), Set.of()))).containsExactly(EventKind.MOUNT_ADDED);
+    assertThat(planner.report(with, List.of(), Set.of())).isEmpty();
+    List<Action> gone = planner.report(without, List.of(), Set.of("/dev/shm"));
+    assertThat(gone).singleElement().satisfies(a -> {
+      var alert = ((Action.Raise) a).alert();
+      assertThat(alert.kind()).isEqualTo(EventKind.MOUNT_REMOVED);
+      assertThat(alert.message()).contains("not answering");
+    });
+    assertThat(raised(planner.report(with, List.of(), Set.of()))).containsExactly(EventKind.MOUNT_ADDED);
   }
 }

@@ -1,0 +1,75 @@
+package org.shmguard.policy;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.EventKind;
+import org.shmguard.model.FileKey;
+
+/**
+ * Turns one pass's reaping into events, from its judgement and the outcomes of its
+ * {@link Action.Reap} (data, as the act stage reported them): each reap with its evidence, each
+ * leaked segment that was not reaped (dry run, a blocked pass, a failure) once, and an incomplete
+ * /proc pass once per stretch of incomplete passes. No I/O; it remembers what it raised.
+ */
+final class SegmentAlerts {
+  private Set<FileKey> reportedLeaks = new HashSet<>();
+  private Set<FileKey> reportedFailures = new HashSet<>();
+  private boolean blocked;
+
+  void report(Judgement j, List<? extends ReapResult> outcomes, Consumer<Alert> sink) {
+    Set<FileKey> handled = new HashSet<>();
+    Set<FileKey> leaks = new HashSet<>();
+    Set<FileKey> failures = new HashSet<>();
+    for (ReapResult o : outcomes) {
+      Assessment a = o.candidate();
+      FileKey key = a.segment().key();
+      handled.add(key);
+      if (o.reaped()) {
+        sink.accept(describe(EventKind.SEGMENT_REAPED, "reaped", a, o.detail()));
+      } else if (o.wouldReap()) {
+        leaks.add(key);
+        if (!reportedLeaks.contains(key)) {
+          sink.accept(describe(EventKind.SEGMENT_LEAKED, "leaked (dry run, not reaped)", a, o.detail()));
+        }
+      } else if (o.failed()) {
+        failures.add(key);
+        if (!reportedFailures.contains(key)) {
+          sink.accept(describe(EventKind.REAP_FAILED, "could not reap", a, o.detail()));
+        }
+      } else if (o.leftLeaked()) {
+        // Most skips mean the segment is no longer what was judged (gone, changed, held again);
+        // an incomplete confirming pass or unavailable leases leave a leak in place, which the
+        // operator should hear of.
+        leaks.add(key);
+        if (!reportedLeaks.contains(key)) {
+          sink.accept(describe(EventKind.SEGMENT_LEAKED, "leaked, not reaped", a, o.detail()));
+        }
+      }
+    }
+    List<String> blockers = j.plan().blockers();
+    for (Assessment a : j.segments()) {
+      FileKey key = a.segment().key();
+      if (a.verdict().reapable() && !handled.contains(key)) {
+        leaks.add(key);
+        if (!reportedLeaks.contains(key)) {
+          String why = blockers.isEmpty() ? a.reason() : a.reason() + "; not reaped: " + String.join("; ", blockers);
+          sink.accept(describe(EventKind.SEGMENT_LEAKED, "leaked, not reaped", a, why));
+        }
+      }
+    }
+    if (!blockers.isEmpty() && !blocked) {
+      sink.accept(Alert.of(EventKind.SCAN_INCOMPLETE, "nothing is reaped while the /proc pass is incomplete: "
+          + String.join("; ", blockers)).with("SHM_REASON", String.join("; ", blockers)));
+    }
+    blocked = !blockers.isEmpty();
+    reportedLeaks = leaks;
+    reportedFailures = failures;
+  }
+
+  private static Alert describe(EventKind kind, String verb, Assessment a, String why) {
+    return SegmentAlert.of(kind, verb, a, why);
+  }
+}
