@@ -54,6 +54,8 @@ final class ConfigSchema {
     k.put("metrics.textfile", PathTypes.optionalTextfile());
     // namespaces: which mount namespaces shmguard acts in (issue 12)
     k.put("namespaces.actInUserNamespaces", Types.bool());
+    // families: each segment family beside NCCL, reported by default, reaped when its section says so
+    FamilySection.addKeys(k);
     return Map.copyOf(k);
   }
 

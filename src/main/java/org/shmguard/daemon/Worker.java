@@ -393,7 +393,7 @@ final class Worker implements Runnable {
     Duration soonest = null;
     for (Assessment a : j.segments()) {
       if (a.verdict() == Verdict.GRACE) {
-        Duration left = grace.minus(a.age());
+        Duration left = a.graceLeft();
         if (soonest == null || left.compareTo(soonest) < 0) {
           soonest = left;
         }
