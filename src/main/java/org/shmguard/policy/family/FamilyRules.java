@@ -55,4 +55,19 @@ public final class FamilyRules {
   public boolean watches(String fileName) {
     return settings(familyOf(fileName)) != null;
   }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof FamilyRules r && r.settings.equals(settings);
+  }
+
+  @Override
+  public int hashCode() {
+    return settings.hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return "FamilyRules" + new java.util.TreeMap<>(settings);
+  }
 }
