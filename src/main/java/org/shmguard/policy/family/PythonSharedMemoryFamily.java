@@ -28,7 +28,7 @@ public final class PythonSharedMemoryFamily implements SegmentFamily {
 
   @Override
   public boolean matches(String fileName) {
-    return NAME.matcher(fileName).matches();
+    return fileName.length() == 12 && fileName.startsWith("psm_") && NAME.matcher(fileName).matches();
   }
 
   @Override

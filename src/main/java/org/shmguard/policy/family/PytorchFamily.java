@@ -32,7 +32,7 @@ public final class PytorchFamily implements SegmentFamily {
 
   @Override
   public boolean matches(String fileName) {
-    return NAME.matcher(fileName).matches();
+    return fileName.startsWith("torch_") && NAME.matcher(fileName).matches();
   }
 
   @Override
