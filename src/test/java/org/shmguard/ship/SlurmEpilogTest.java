@@ -40,6 +40,7 @@ class SlurmEpilogTest {
 
   @Test
   void aDaemonThatNeverAnswersCostsTheJobNoMoreThanTheTimeoutAndSucceeds() throws Exception {
+    requirePython();
     Path sock = dir.resolve("silent.sock");
     try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
       server.bind(UnixDomainSocketAddress.of(sock));
@@ -54,6 +55,7 @@ class SlurmEpilogTest {
 
   @Test
   void aRefusalIsReportedAndTheEpilogStillSucceeds() throws Exception {
+    requirePython();
     Path sock = dir.resolve("refusing.sock");
     AtomicReference<String> asked = new AtomicReference<>();
     try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
@@ -84,6 +86,10 @@ class SlurmEpilogTest {
     assumeTrue(java.nio.file.Files.isExecutable(Path.of("/usr/bin/shellcheck")), "needs shellcheck");
     Cmd.Result r = Cmd.exec("shellcheck", EPILOG.toString());
     assertThat(r.status()).as(r.out()).isZero();
+  }
+
+  private static void requirePython() {
+    assumeTrue(java.nio.file.Files.isExecutable(Path.of("/usr/bin/python3")), "needs python3, which the epilog talks to the socket with");
   }
 
   /** As slurmd runs an epilog: a clean environment of Slurm's variables, bounded from outside. */
