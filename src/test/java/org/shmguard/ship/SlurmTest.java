@@ -55,7 +55,10 @@ class SlurmTest {
   @AfterAll
   static void stopSlurm() {
     if (slurm != null) {
+      // the sandbox is a PID namespace of its own: every process listed here is one the tests started
+      assertThat(slurmProcesses()).as("Slurm's and munge's processes, while they run").hasSizeGreaterThanOrEqualTo(3);
       slurm.close();
+      assertThat(slurmProcesses()).as("Slurm's and munge's processes, once ended").isEmpty();
     }
     if (shm != null) {
       shm.close();
@@ -140,6 +143,11 @@ class SlurmTest {
       Files.delete(shm.file("model-cache"));
       slurm.client("scontrol", "update", "NodeName=" + slurm.node(), "State=RESUME");
     }
+  }
+
+  private static java.util.List<String> slurmProcesses() {
+    return ProcessHandle.allProcesses().map(h -> h.info().command().orElse(""))
+        .filter(c -> c.matches(".*/(slurmctld|slurmd|slurmstepd|munged)(-wlm)?")).toList();
   }
 
   /** Idle once the last job's epilog has finished; an epilog that failed would have drained it instead. */
