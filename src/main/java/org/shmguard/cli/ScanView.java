@@ -55,6 +55,7 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
       long allocatedBytes,
       long ageSeconds,
       String kind,
+      String family,
       String verdict,
       String reason,
       List<HolderView> holders,
@@ -127,7 +128,7 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     ShmMount m = a.mount();
     return new SegmentView(m == null ? a.segment().mountDev().toString() : m.displayName(),
         a.segment().displayName(), a.segment().sizeBytes(), a.segment().allocatedBytes(), a.age().toSeconds(),
-        a.kind(), a.verdict().label(), a.reason(), holders, last);
+        a.kind(), a.family(), a.verdict().label(), a.reason(), holders, last);
   }
 
   private static List<String> accessOf(List<HolderRef> refs, int pid) {

@@ -10,6 +10,7 @@ import org.shmguard.policy.Glob;
 import org.shmguard.policy.ReapPolicy;
 import org.shmguard.policy.RemountPolicy;
 import org.shmguard.policy.SizeSpec;
+import org.shmguard.policy.family.FamilyRules;
 
 /**
  * shmguard's whole configuration, validated and immutable. Obtain one from {@link ConfigLoader}.
@@ -37,12 +38,14 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
   /**
    * Reaping.
    *
-   * @param examineLimit the most files a pass keeps per mount for judging: the oldest whose names a pattern allows
+   * @param examineLimit the most files a pass keeps per mount for judging: the oldest whose names a
+   *     pattern allows or a watched segment family claims
+   * @param families the segment families beside NCCL and their settings (the {@code families} section)
    */
   public record Reap(boolean dryRun, Duration grace, List<Glob> patterns, List<Glob> deny, boolean requireHostPidNamespace,
-      int examineLimit) {
+      int examineLimit, FamilyRules families) {
     public ReapPolicy policy() {
-      return new ReapPolicy(grace, patterns, deny, requireHostPidNamespace);
+      return new ReapPolicy(grace, patterns, deny, requireHostPidNamespace, families);
     }
   }
 
