@@ -41,6 +41,7 @@ public final class AdviceResponder {
   private final HostActions actions;
   private volatile java.util.function.BiConsumer<String, ShmMount> answered = (action, mount) -> { };
   private volatile HealthAnswer health;
+  private volatile ScanAnswer scans;
 
   public AdviceResponder(Supplier<Judgement> view, Supplier<HostGpus> gpus, AdviceEngine engine, UsageProbe probe,
       HostActions actions) {
@@ -53,14 +54,15 @@ public final class AdviceResponder {
 
   /** The whole reply: "OK v1" and the body, each line ending in a newline. */
   public String respond(Request req, Peer peer) throws ProtocolException {
-    if (req.verb().changesHost() && !peer.root()) {
-      throw new ProtocolException(ProtocolException.DENIED, req.verb() + " changes the host and only root may ask it; "
-          + peer.user() + " may ask ADVISE, CHECK and PING");
+    if (req.verb().rootOnly() && !peer.root()) {
+      throw new ProtocolException(ProtocolException.DENIED, req.verb() + (req.verb().changesHost() ? " changes the host"
+          : " shows every user's processes") + " and only root may ask it; " + peer.user() + " may ask ADVISE, CHECK and PING");
     }
     return switch (req.verb()) {
       case PING -> ok("pong\n");
       case ADVISE -> ok(answer(req));
       case CHECK -> ok(check());
+      case SCAN -> ok(scan(req));
       case REMOUNT -> ok(actions.remount(mount(req.arg("dev")), size(req.arg("size"))) + "\n");
       case CLEAN -> ok(actions.clean(bool(req.arg("dry-run"))) + "\n");
     };
@@ -78,6 +80,20 @@ public final class AdviceResponder {
       throw new ProtocolException(ProtocolException.UNAVAILABLE, "this server does not answer CHECK");
     }
     return h.body(view.get());
+  }
+
+  /** Answers SCAN from now on with {@code s}'s rendering of the latest judgement. */
+  public AdviceResponder answerScans(ScanAnswer s) {
+    this.scans = s;
+    return this;
+  }
+
+  private String scan(Request req) throws ProtocolException {
+    ScanAnswer s = scans;
+    if (s == null) {
+      throw new ProtocolException(ProtocolException.UNAVAILABLE, "this server does not answer SCAN");
+    }
+    return s.body(req, view.get());
   }
 
   /** Told the action of every answer given over the socket, and its mount. */

@@ -67,7 +67,7 @@ final class DaemonAdvice implements Closeable {
     DaemonAdvice advice = new DaemonAdvice(config, remounter);
     if (config.advice().enabled()) {
       try {
-        advice.service = AdviceService.start(config, paths, advice.actions());
+        advice.service = AdviceService.start(config, paths, advice.actions(), ScanOutput::render);
         advice.service.onAnswer(answered);
       } catch (SocketInUseException e) {
         throw e;
