@@ -118,7 +118,8 @@ class PackagesTest {
     Packages.requireTool("/usr/bin/shellcheck");
     Cmd.Result sh = Cmd.exec("shellcheck", "-x", "packaging/bin/shmguard", "packaging/share/make-cds-archive",
         "packaging/deb/control/postinst", "packaging/deb/control/prerm", "packaging/deb/control/postrm",
-        "src/test/install/installed-for-real.sh", "bench/jvm-flags.sh", "bench/scan-interleaved.sh", "bench/sandbox.sh");
+        "src/test/install/installed-for-real.sh", "bench/jvm-flags.sh", "bench/scan-interleaved.sh", "bench/sandbox.sh",
+        "bench/cold-scan.sh");
     assertThat(sh.status()).as(sh.out() + sh.err()).isZero();
     Cmd.Result rpm = Cmd.exec("shellcheck", "-s", "sh", "packaging/rpm/post.sh", "packaging/rpm/preun.sh", "packaging/rpm/postun.sh");
     assertThat(rpm.status()).as(rpm.out() + rpm.err()).isZero();
