@@ -105,6 +105,15 @@ class ColdPathTest {
     return Files.exists(jvmRuns) ? Files.readAllLines(jvmRuns).size() : 0;
   }
 
+  private static JsonNode segment(JsonNode scan, String name) {
+    for (JsonNode seg : scan.path("segments")) {
+      if (seg.path("name").asText().equals(name)) {
+        return seg;
+      }
+    }
+    return JSON.createObjectNode();
+  }
+
   private TmpfsMount mount() {
     TmpfsMount m = TmpfsMount.create("size=4m,mode=1777");
     cleanup.add(m);
@@ -112,7 +121,8 @@ class ColdPathTest {
   }
 
   private Path startDaemon(TmpfsMount shm) throws Exception {
-    Path config = TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  dryRun: true\n  requireHostPidNamespace: false\n"
+    // /dev/shm too (the sandbox's own): what `advise` asks about
+    Path config = TestConfig.write("mounts: [" + shm.path() + ", /dev/shm]\nreap:\n  dryRun: true\n  requireHostPidNamespace: false\n"
         + "daemon:\n  interval: 1s\nadvice:\n  socket: " + socket + "\n  envFile: " + dir.resolve("advice.env") + "\n");
     Process daemon = new ProcessBuilder(Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
         "org.shmguard.cli.Main", "daemon", "-c", config.toString())
@@ -134,13 +144,14 @@ class ColdPathTest {
       startDaemon(shm);
       // the daemon's pass that sees the holder
       JsonNode doc = AdviceDaemonTest.eventually(() -> {
-        JsonNode d = JSON.readTree(AdviceClient.ask(socket, "SCAN v1 format=json", Duration.ofSeconds(10), 1 << 20));
-        if (d.path("segments").path(0).path("holders").isEmpty()) {
+        JsonNode d = segment(JSON.readTree(AdviceClient.ask(socket, "SCAN v1 format=json", Duration.ofSeconds(10), 1 << 20)),
+            "nccl-cold01");
+        if (d.path("holders").isEmpty()) {
           throw new IOException("no pass with the holder yet");
         }
         return d;
       });
-      assertThat(doc.at("/segments/0/holders/0/pid").asInt()).isEqualTo(holder.pid());
+      assertThat(doc.at("/holders/0/pid").asInt()).isEqualTo(holder.pid());
 
       Run json = launcher("scan", "--json");
       assertThat(json.status()).as(json.err()).isZero();
@@ -149,9 +160,8 @@ class ColdPathTest {
       assertThat(scan.at("/source/daemon").asBoolean()).isTrue();
       assertThat(scan.at("/source/stale").asBoolean()).isFalse();
       assertThat(scan.at("/source/passAt").asText()).isEqualTo(scan.path("takenAt").asText());
-      assertThat(scan.at("/segments/0/name").asText()).isEqualTo("nccl-cold01");
-      assertThat(scan.at("/segments/0/verdict").asText()).isEqualTo("held");
-      assertThat(scan.at("/segments/0/holders/0/pid").asInt()).isEqualTo(holder.pid());
+      assertThat(segment(scan, "nccl-cold01").path("verdict").asText()).isEqualTo("held");
+      assertThat(segment(scan, "nccl-cold01").at("/holders/0/pid").asInt()).isEqualTo(holder.pid());
 
       Run text = launcher("scan");
       assertThat(text.status()).as(text.err()).isZero();
@@ -164,6 +174,17 @@ class ColdPathTest {
       assertThat(check.jvmStarts()).isZero();
       assertThat(check.status()).as(check.out()).isZero();
       assertThat(check.out()).hasLineCount(1).startsWith("ok");
+
+      Run advise = launcher("advise", "--local-ranks", "4", "--nccl-version", "2.21.5");
+      assertThat(advise.jvmStarts()).isZero();
+      assertThat(advise.status()).as(advise.err()).isZero();
+      assertThat(advise.out()).contains("SHMGUARD_ADVICE=");
+
+      // An option the client does not know goes to the command itself, which says what is wrong.
+      Run bad = launcher("scan", "--jsn");
+      assertThat(bad.jvmStarts()).isEqualTo(1);
+      assertThat(bad.status()).isEqualTo(2);
+      assertThat(bad.err()).contains("--jsn");
 
       // The JVM path asks the daemon too: --daemon-only is the command's own option.
       Run viaJvm = launcher("scan", "--json", "--daemon-only");

@@ -25,6 +25,17 @@ class RequestTest {
   }
 
   @Test
+  void scanIsRootsThoughItChangesNothing() throws Exception {
+    assertThat(Request.Verb.SCAN.changesHost()).isFalse();
+    assertThat(Request.Verb.SCAN.rootOnly()).isTrue();
+    assertThat(Request.Verb.REMOUNT.rootOnly()).isTrue();
+    assertThat(Request.Verb.CHECK.rootOnly()).isFalse();
+    assertThat(Request.Verb.ADVISE.rootOnly()).isFalse();
+    assertThat(Request.parse("SCAN v1 format=json").args()).isEqualTo(Map.of("format", "json"));
+    assertThatThrownBy(() -> Request.parse("SCAN v1 dev=0:25")).hasMessageContaining("SCAN takes no \"dev\"; it takes format");
+  }
+
+  @Test
   void checkTakesTheVersionAndNoKeys() throws Exception {
     assertThat(Request.parse("CHECK v1").verb()).isEqualTo(Request.Verb.CHECK);
     assertThatThrownBy(() -> Request.parse("CHECK")).hasMessageContaining("CHECK v1");
