@@ -62,7 +62,7 @@ final class DaemonAdvice implements Closeable {
    */
   static DaemonAdvice start(Config config, HostPaths paths, AlertSink sink, BiConsumer<String, ShmMount> answered)
       throws IOException {
-    Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC());
+    Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC()).dryRun(config.reap().dryRun());
     remounter.onOutcome(o -> sink.emit(alert(o)));
     DaemonAdvice advice = new DaemonAdvice(config, remounter);
     if (config.advice().enabled()) {

@@ -8,6 +8,7 @@ import org.shmguard.model.FileKey;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.policy.Assessment;
+import org.shmguard.policy.Bytes;
 import org.shmguard.policy.Verdict;
 import org.shmguard.policy.Durations;
 import org.shmguard.remedy.ReapOutcome;
@@ -18,6 +19,9 @@ import org.shmguard.remedy.ReapOutcome;
  * per stretch of incomplete passes.
  */
 final class SegmentAlerts {
+  /** How a dry run's leaked segment is logged: what the daemon would have done. */
+  static final String WOULD_REAP = "dry run: would reap";
+
   private Set<FileKey> reportedLeaks = new HashSet<>();
   private Set<FileKey> reportedFailures = new HashSet<>();
   private boolean blocked;
@@ -36,7 +40,7 @@ final class SegmentAlerts {
         case WOULD_REAP -> {
           leaks.add(key);
           if (!reportedLeaks.contains(key)) {
-            sink.emit(describe(EventKind.SEGMENT_LEAKED, "leaked (dry run, not reaped)", a, o.detail()));
+            sink.emit(describe(EventKind.SEGMENT_LEAKED, WOULD_REAP, a, o.detail()));
           }
         }
         case FAILED -> {
@@ -81,7 +85,7 @@ final class SegmentAlerts {
   static Alert describe(EventKind kind, String verb, Assessment a, String why) {
     Segment s = a.segment();
     String mount = a.mount() == null ? "?" : a.mount().displayName();
-    Alert alert = Alert.of(kind, verb + " " + mount + "/" + s.displayName() + " (" + s.allocatedBytes() + " bytes, "
+    Alert alert = Alert.of(kind, verb + " " + mount + "/" + s.displayName() + " (" + Bytes.human(s.allocatedBytes()) + ", "
             + a.kind() + ", age " + Durations.human(a.age()) + "): " + why)
         .with("SHM_MOUNT", mount)
         .with("SHM_SEGMENT", s.displayName())

@@ -174,17 +174,27 @@ final class Worker implements Runnable {
       while (!stopping) {
         waitAndHandle();
       }
+      LOG.info("shmguard stopping: asked to stop; {}", doneSoFar());
     } catch (IOException | RuntimeException e) {
       failed = true;
       LOG.error("the worker loop failed: {}", e.toString(), e);
+      LOG.error("shmguard stopping on an error; {}", doneSoFar());
     } finally {
       passThread.close();
       failWaiters(new IllegalStateException("the daemon is stopping"));
       notifier.stopping();
       exits.close();
       mounts.close();
+      LOG.info("shmguard stopped");
       done.countDown();
     }
+  }
+
+  /** "12 passes, 3 segments reaped since start": the stop line's account. */
+  private String doneSoFar() {
+    DaemonStatus st = status;
+    return org.shmguard.policy.Counts.of(st.passes(), "pass") + ", " + org.shmguard.policy.Counts.of(st.reaped(), "segment")
+        + " reaped since start" + (engine.dryRun() ? " (dry run: nothing unlinked)" : "");
   }
 
   private void waitAndHandle() throws IOException {
@@ -444,7 +454,7 @@ final class Worker implements Runnable {
     for (var r : j.mounts()) {
       var u = r.mount().usage();
       double pct = u == null ? 0 : 100 * u.usedFraction();
-      sink.emit(capacityAlerts.mountAlert(EventKind.SUMMARY, r, j.snapshot(), pct,
+      sink.emit(capacityAlerts.mountAlert(EventKind.SUMMARY, r, j, pct,
           String.format("summary: %s is %.0f%% full (%s)", r.mount().displayName(), pct,
               capacityAlerts.level(r.mount().dev()).label())).with("SHM_REAPED_TOTAL", status.reaped()));
     }

@@ -70,7 +70,7 @@ class AdviceDaemonTest {
           .redirectErrorStream(true).redirectOutput(dir.resolve("daemon.log").toFile()).start();
       try {
         String grown = eventually(() -> AdviceClient.ask(socket, "REMOUNT v1 dev=" + shm.dev() + " size=8388608", Duration.ofSeconds(30)));
-        assertThat(grown).startsWith("grew " + shm.path() + " from 1048576 to 8388608 bytes");
+        assertThat(grown).startsWith("grew " + shm.path() + " from 1.0M to 8.0M");
         assertThat(Cmd.run("findmnt", "-n", "-o", "OPTIONS", shm.path().toString())).contains("nosuid", "nodev", "size=8192k");
 
         assertThatThrownBy(() -> AdviceClient.ask(socket, "REMOUNT v1 dev=" + shm.dev() + " size=16777216", Duration.ofSeconds(30)))
