@@ -27,11 +27,22 @@ final class CrossKeyRules {
   /** @param lineOf the line a key was set on in the file, 0 for a default */
   static void check(String source, Map<String, Object> values, ToIntFunction<String> lineOf) throws ConfigException {
     CrossKeyRules r = new CrossKeyRules(source, values, lineOf);
-    r.capacityThresholdsInOrder();
-    r.remountTargetWithinCap();
-    r.settleShorterThanSweep();
-    r.patternsNotDenied();
-    r.filesRootWritesAreDistinct();
+    List<ConfigException> errors = new java.util.ArrayList<>();
+    for (Rule rule : new Rule[] {r::capacityThresholdsInOrder, r::remountTargetWithinCap, r::settleShorterThanSweep,
+        r::patternsNotDenied, r::filesRootWritesAreDistinct}) {
+      try {
+        rule.check();
+      } catch (ConfigException e) {
+        errors.add(e); // each rule is checked: the operator hears of every broken one at once
+      }
+    }
+    if (!errors.isEmpty()) {
+      throw ConfigException.all(errors);
+    }
+  }
+
+  private interface Rule {
+    void check() throws ConfigException;
   }
 
   private void capacityThresholdsInOrder() throws ConfigException {
