@@ -17,7 +17,20 @@ import org.shmguard.policy.MountReport;
  * What {@code scan --json} prints: a stable, documented shape built from a judgement. Field names
  * are part of shmguard's interface; add fields, never rename them.
  */
-public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<SegmentView> segments) {
+public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<SegmentView> segments, List<String> notes) {
+
+  /**
+   * Why a file this scan shows in grace may already be leaked to the daemon: the one rule a fresh
+   * scan cannot apply, since it has no holder history.
+   */
+  static final String NO_HISTORY = "grace*: this scan has no holder history. The daemon remembers who held each file "
+      + "and calls it leaked as soon as every holder it saw has exited, without waiting out reap.grace: "
+      + "it may reap a file this scan shows in grace.";
+
+  /** True where the daemon's verdict on this file can differ: unheld, in its grace, with no holder history. */
+  static boolean daemonMayDiffer(Assessment a) {
+    return a.verdict() == org.shmguard.policy.Verdict.GRACE && a.lastHolders().isEmpty();
+  }
 
   public record Pass(int processes, boolean complete, boolean hostPidNamespace, List<String> problems, List<String> warnings) {}
 
@@ -58,7 +71,8 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
       String verdict,
       String reason,
       List<HolderView> holders,
-      List<HolderView> lastHolders) {}
+      List<HolderView> lastHolders,
+      Boolean daemonMayDiffer) {}
 
   public static ScanView of(Judgement j) {
     Snapshot snap = j.snapshot();
@@ -87,9 +101,10 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     for (Assessment a : j.segments()) {
       segments.add(segment(a, snap));
     }
+    List<String> notes = j.segments().stream().anyMatch(ScanView::daemonMayDiffer) ? List.of(NO_HISTORY) : List.of();
     return new ScanView(snap.takenAt().toString(),
         new Pass(snap.processesScanned(), snap.complete(), snap.hostPidNamespace(), snap.problems(), snap.warnings()),
-        mounts, segments);
+        mounts, segments, notes);
   }
 
   /**
@@ -127,7 +142,7 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     ShmMount m = a.mount();
     return new SegmentView(m == null ? a.segment().mountDev().toString() : m.displayName(),
         a.segment().displayName(), a.segment().sizeBytes(), a.segment().allocatedBytes(), a.age().toSeconds(),
-        a.kind(), a.verdict().label(), a.reason(), holders, last);
+        a.kind(), a.verdict().label(), a.reason(), holders, last, daemonMayDiffer(a) ? Boolean.TRUE : null);
   }
 
   private static List<String> accessOf(List<HolderRef> refs, int pid) {

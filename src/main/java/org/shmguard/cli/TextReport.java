@@ -53,9 +53,13 @@ final class TextReport {
       for (Assessment a : j.segments()) {
         String who = a.holders().isEmpty() ? a.reason() : describe(snap, a.holders().stream().map(h -> h.pid()).distinct().toList());
         segs.row(a.mount() == null ? "?" : a.mount().displayName(), a.segment().displayName(),
-            Bytes.human(a.segment().allocatedBytes()), Durations.human(a.age()), a.kind(), a.verdict().label(), who);
+            Bytes.human(a.segment().allocatedBytes()), Durations.human(a.age()), a.kind(),
+            a.verdict().label() + (ScanView.daemonMayDiffer(a) ? "*" : ""), who);
       }
       out.append(segs.render());
+      if (j.segments().stream().anyMatch(ScanView::daemonMayDiffer)) {
+        out.append(wrap(ScanView.NO_HISTORY, 100));
+      }
     }
     footer(out, j);
     return out.toString();
@@ -102,6 +106,20 @@ final class TextReport {
     return String.format("%-10s %s/%s  %s  %s, age %s, %s: %s%n", result,
         a.mount() == null ? "?" : a.mount().displayName(), a.segment().displayName(), Bytes.human(a.segment().allocatedBytes()),
         a.kind(), Durations.human(a.age()), a.verdict().label(), detail);
+  }
+
+  /** Text broken into lines of at most {@code width} columns, at spaces. */
+  static String wrap(String text, int width) {
+    StringBuilder out = new StringBuilder();
+    StringBuilder line = new StringBuilder();
+    for (String word : text.split(" ")) {
+      if (line.length() > 0 && line.length() + 1 + word.length() > width) {
+        out.append(line).append('\n');
+        line.setLength(0);
+      }
+      line.append(line.length() == 0 ? "" : " ").append(word);
+    }
+    return out.append(line).append('\n').toString();
   }
 
   private static void footer(StringBuilder out, Judgement j) {
