@@ -1,6 +1,8 @@
 package org.shmguard.daemon;
 
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.List;
 import java.util.Set;
 import org.shmguard.engine.Engine;
@@ -12,6 +14,8 @@ import org.shmguard.policy.Bytes;
 import org.shmguard.policy.Verdict;
 import org.shmguard.policy.Durations;
 import org.shmguard.remedy.ReapOutcome;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Turns one pass's reaping into events: each reap with its evidence, each leaked segment that
@@ -22,12 +26,18 @@ final class SegmentAlerts {
   /** How a dry run's leaked segment is logged: what the daemon would have done. */
   static final String WOULD_REAP = "dry run: would reap";
 
+  private static final Logger LOG = LoggerFactory.getLogger(SegmentAlerts.class);
   private Set<FileKey> reportedLeaks = new HashSet<>();
+  /** In a dry run, each examined file's last logged verdict: a verdict is logged when it changes. */
+  private Map<FileKey, Verdict> loggedVerdicts = new HashMap<>();
   private Set<FileKey> reportedFailures = new HashSet<>();
   private boolean blocked;
 
   void report(Engine.Pass pass, AlertSink sink) {
     var j = pass.judgement();
+    if (pass.dryRun()) {
+      logVerdicts(j);
+    }
     Set<FileKey> handled = new HashSet<>();
     Set<FileKey> leaks = new HashSet<>();
     Set<FileKey> failures = new HashSet<>();
@@ -80,6 +90,27 @@ final class SegmentAlerts {
     blocked = !blockers.isEmpty();
     reportedLeaks = leaks;
     reportedFailures = failures;
+  }
+
+  /**
+   * A dry run shows every verdict with its reason, not only the leaks: one log line per file when
+   * its verdict changes ("dry run: /dev/shm/nccl-x is held: held by pid 4242 (map)"), with the
+   * blockers on a leaked one.
+   */
+  private void logVerdicts(org.shmguard.policy.Judgement j) {
+    Map<FileKey, Verdict> now = new HashMap<>();
+    for (Assessment a : j.segments()) {
+      FileKey key = a.segment().key();
+      now.put(key, a.verdict());
+      if (loggedVerdicts.get(key) != a.verdict()) {
+        String mount = a.mount() == null ? "?" : a.mount().displayName();
+        String blockers = a.verdict().reapable() && !j.plan().blockers().isEmpty()
+            ? "; not reaped: " + String.join("; ", j.plan().blockers()) : "";
+        LOG.info("dry run: {}/{} ({}, {}, age {}) is {}: {}{}", mount, a.segment().displayName(),
+            Bytes.human(a.segment().allocatedBytes()), a.kind(), Durations.human(a.age()), a.verdict().label(), a.reason(), blockers);
+      }
+    }
+    loggedVerdicts = now;
   }
 
   static Alert describe(EventKind kind, String verb, Assessment a, String why) {
