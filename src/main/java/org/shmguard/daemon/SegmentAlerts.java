@@ -94,7 +94,7 @@ final class SegmentAlerts {
 
   /**
    * A dry run shows every verdict with its reason, not only the leaks: one log line per file when
-   * its verdict changes ("dry run: /dev/shm/nccl-x is held: held by pid 4242 (map)"), with the
+   * its verdict changes ("dry run: /dev/shm/nccl-x (9.2M, nccl, age 3s), verdict held: held by pid 4242 (map)"), with the
    * blockers on a leaked one.
    */
   private void logVerdicts(org.shmguard.policy.Judgement j) {
@@ -106,7 +106,7 @@ final class SegmentAlerts {
         String mount = a.mount() == null ? "?" : a.mount().displayName();
         String blockers = a.verdict().reapable() && !j.plan().blockers().isEmpty()
             ? "; not reaped: " + String.join("; ", j.plan().blockers()) : "";
-        LOG.info("dry run: {}/{} ({}, {}, age {}) is {}: {}{}", mount, a.segment().displayName(),
+        LOG.info("dry run: {}/{} ({}, {}, age {}), verdict {}: {}{}", mount, a.segment().displayName(),
             Bytes.human(a.segment().allocatedBytes()), a.kind(), Durations.human(a.age()), a.verdict().label(), a.reason(), blockers);
       }
     }

@@ -429,7 +429,7 @@ final class Worker implements Runnable {
     for (ShmMount m : j.snapshot().mounts()) {
       now.add(m.dev());
       if (!knownMounts.contains(m.dev())) {
-        sink.emit(Alert.of(EventKind.MOUNT_ADDED, "watching " + m.displayName() + " (" + m.origin() + ", device "
+        sink.emit(Alert.of(EventKind.MOUNT_ADDED, "watching " + m.displayName() + " (" + m.origin().label() + ", device "
             + m.dev() + ")").with("SHM_MOUNT", m.displayName()).with("SHM_CONTAINER", m.container()));
       }
     }
