@@ -38,7 +38,7 @@ public final class LogAlertSink implements AlertSink {
   }
 
   /** The one line an alert becomes. */
-  static String line(Alert alert) {
+  public static String line(Alert alert) {
     Map<String, List<String>> fields = new LinkedHashMap<>();
     for (Map.Entry<String, String> f : alert.fields()) {
       if (f.getKey().equals("SHM_REASON") && alert.message().contains(Alert.oneLine(f.getValue()))) {
