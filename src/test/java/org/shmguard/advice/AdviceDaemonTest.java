@@ -62,7 +62,8 @@ class AdviceDaemonTest {
     Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "remount-");
     Path socket = dir.resolve("advice.sock");
     try (TmpfsMount shm = TmpfsMount.create("size=1m,mode=1777,nosuid,nodev")) {
-      Path config = TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  dryRun: true\n  requireHostPidNamespace: false\n"
+      // Not a dry run: a dry run remounts nothing, not even for root (DaemonDryRunTest); no file here has a name to reap.
+      Path config = TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  requireHostPidNamespace: false\n"
           + "daemon:\n  interval: 1s\nadvice:\n  socket: " + socket + "\n  envFile: " + dir.resolve("advice.env") + "\n"
           + "remount:\n  enabled: true\n  targetSize: 2M\n  maxSize: 16M\n  cooldown: 1h\n");
       Process daemon = new ProcessBuilder(Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),

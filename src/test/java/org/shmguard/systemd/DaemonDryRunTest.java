@@ -1,6 +1,7 @@
 package org.shmguard.systemd;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -8,6 +9,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.shmguard.advice.AdviceClient;
+import org.shmguard.advice.ProtocolException;
 import org.shmguard.nativ.Linux;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Sandbox;
@@ -42,6 +45,11 @@ class DaemonDryRunTest {
         shm.createSegment("not-a-segment", 800 * 1024); // 88%: past critical
         Eventually.until("the would-remount line", PATIENCE, () -> read(log).contains("dry run: would grow from 1.0M to 4.0M"));
 
+        assertThatThrownBy(() -> AdviceClient.ask(dir.resolve("advice.sock"), "REMOUNT v1 dev=" + shm.dev() + " size=8388608",
+            Duration.ofSeconds(30))).as("root's remount over the socket").isInstanceOf(ProtocolException.class)
+            .hasMessageContaining("dry run: would grow from 1.0M to 8.0M");
+        assertThat(AdviceClient.ask(dir.resolve("advice.sock"), "CLEAN v1 dry-run=false", Duration.ofSeconds(30)))
+            .as("root's clean over the socket").startsWith("would reap 1 of 1 candidates");
         assertThat(leaked).exists();
         assertThat(Linux.get().statvfs(shm.path().toString()).sizeBytes()).as("the tmpfs's size").isEqualTo(1L << 20);
         assertThat(shm.path().toFile().list()).containsExactlyInAnyOrder("nccl-Dry001", "not-a-segment");
