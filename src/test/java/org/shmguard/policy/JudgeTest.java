@@ -106,6 +106,16 @@ class JudgeTest {
   }
 
   @Test
+  void aReasonNamesThreeHoldersAndCountsTheRest() {
+    Segment s = segment("nccl-Many01", 1, 9_637_892, Duration.ofSeconds(5));
+    for (int pid = 101; pid <= 108; pid++) {
+      hold(s, pid, Access.MAP, 100);
+    }
+    Judgement j = judge();
+    assertThat(j.segments().get(0).reason()).isEqualTo("held by pid 101 (map), pid 102 (map), pid 103 (map) and 5 more");
+  }
+
+  @Test
   void zeroByteUnheldNcclFileIsFailedCreationEvenWhenYoung() {
     segment("nccl-Zero01", 1, 0, Duration.ofSeconds(1));
     segment("psm_0000000", 2, 0, Duration.ofSeconds(1));
