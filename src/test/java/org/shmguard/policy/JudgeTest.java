@@ -156,6 +156,22 @@ class JudgeTest {
   }
 
   @Test
+  void aHolderWhoseDetailsALaterPassCouldNotReadKeepsItsNameFromHistoryOrIsJustPidN() {
+    Segment s = segment("nccl-Named1", 1, 9_637_892, Duration.ofSeconds(5));
+    hold(s, 100, Access.MAP, 5000);
+    HolderHistory history = HolderHistory.empty().next(snapshot(NOW.minusSeconds(2)));
+    hold(s, 101, Access.FD, 5001);
+    // A pass that sees both holders but could read neither's details (they were exiting).
+    history = history.next(new Snapshot(NOW.minusSeconds(1), List.of(MOUNT), segments, holders.build(), live, Map.of(), List.of(),
+        List.of(), true, 2));
+
+    Judgement j = Judge.judge(laterWithoutHolders(new BitSet(), Map.of()), history, POLICY);
+
+    assertThat(j.segments().get(0).reason())
+        .isEqualTo("unheld; every process that held it has exited (100 python3 (alice, pod:1234), pid 101)");
+  }
+
+  @Test
   void segmentWithMoreHoldersThanTheHistoryKeepsWaitsOutGraceEvenWhenTheyAllExit() {
     Segment s = segment("nccl-Crowd1", 1, 9_637_892, Duration.ofSeconds(5));
     for (int pid = 100; pid < 100 + HolderHistory.MAX_HOLDERS + 1; pid++) {
