@@ -10,6 +10,7 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.Assessment;
+import org.shmguard.policy.Counts;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.MountReport;
 
@@ -117,13 +118,14 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     }
     StringBuilder sb = new StringBuilder();
     if (c.unexamined() > 0) {
-      sb.append(c.unexamined()).append(" more files with reapable names not shown (reap.examineLimit is ")
+      sb.append(Counts.of(c.unexamined(), "more file")).append(" with reapable names not shown (reap.examineLimit is ")
           .append(c.limit()).append("; the oldest are shown)");
     }
     long others = c.files() - c.matching();
     if (others > 0) {
-      sb.append(sb.length() == 0 ? "" : "; ").append(others)
-          .append(" files whose names no reap pattern allows (or reap.deny names) are counted, not listed");
+      sb.append(sb.length() == 0 ? "" : "; ").append(Counts.of(others, "file"))
+          .append(others == 1 ? " whose name no reap pattern allows (or reap.deny names) is counted, not listed"
+              : " whose names no reap pattern allows (or reap.deny names) are counted, not listed");
     }
     return sb.toString();
   }

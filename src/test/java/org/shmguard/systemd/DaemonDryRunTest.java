@@ -49,7 +49,7 @@ class DaemonDryRunTest {
             Duration.ofSeconds(30))).as("root's remount over the socket").isInstanceOf(ProtocolException.class)
             .hasMessageContaining("dry run: would grow from 1.0M to 8.0M");
         assertThat(AdviceClient.ask(dir.resolve("advice.sock"), "CLEAN v1 dry-run=false", Duration.ofSeconds(30)))
-            .as("root's clean over the socket").startsWith("would reap 1 of 1 candidates");
+            .as("root's clean over the socket").startsWith("would reap 1 of 1 candidate; 0 blockers");
         assertThat(leaked).exists();
         assertThat(Linux.get().statvfs(shm.path().toString()).sizeBytes()).as("the tmpfs's size").isEqualTo(1L << 20);
         assertThat(shm.path().toFile().list()).containsExactlyInAnyOrder("nccl-Dry001", "not-a-segment");
