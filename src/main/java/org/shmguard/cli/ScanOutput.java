@@ -22,9 +22,9 @@ public final class ScanOutput {
 
   public static String render(Judgement j, ScanAnswer.Source source, boolean json) {
     if (json) {
-      return Output.json(new Sourced(source, ScanView.of(j))) + "\n";
+      return Output.json(new Sourced(source, ScanView.of(j, source.daemon()))) + "\n";
     }
-    String text = TextReport.scan(j);
+    String text = TextReport.scan(j, source.daemon());
     return source.daemon() ? source.line() + "\n" + text : text;
   }
 }

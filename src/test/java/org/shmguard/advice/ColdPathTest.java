@@ -202,6 +202,43 @@ class ColdPathTest {
   }
 
   @Test
+  void theDaemonsAnswerCallsAFileLeakedOnceItsHoldersExitedWhereALocalScanCannot() throws Exception {
+    TmpfsMount shm = mount();
+    Path seg = shm.createSegment("nccl-exited", 8192);
+    Path config;
+    try (Holder holder = Holder.start("fd", seg.toString())) {
+      config = startDaemon(shm);
+      AdviceDaemonTest.eventually(() -> held(segment(JSON.readTree(
+          AdviceClient.ask(socket, "SCAN v1 format=json", Duration.ofSeconds(10), 1 << 20)), "nccl-exited")));
+    }
+    JsonNode fromDaemon = AdviceDaemonTest.eventually(() -> {
+      JsonNode d = JSON.readTree(launcher("scan", "--json").out());
+      if (!segment(d, "nccl-exited").path("verdict").asText().equals("leaked")) {
+        throw new IOException("the daemon has not judged the exit yet");
+      }
+      return d;
+    });
+    assertThat(fromDaemon.at("/source/daemon").asBoolean()).isTrue();
+    assertThat(segment(fromDaemon, "nccl-exited").path("lastHolders")).isNotEmpty();
+    assertThat(segment(fromDaemon, "nccl-exited").has("daemonMayDiffer")).isFalse();
+    assertThat(fromDaemon.path("notes")).isEmpty();
+
+    // The same file, by a pass of the command's own (--config: the daemon's pass does not apply): in its grace, marked.
+    JsonNode local = launcher("scan", "--json", "-c", config.toString()).json();
+    assertThat(local.at("/source/why").asText()).startsWith("--config");
+    assertThat(segment(local, "nccl-exited").path("verdict").asText()).isEqualTo("grace");
+    assertThat(segment(local, "nccl-exited").path("daemonMayDiffer").asBoolean()).isTrue();
+    assertThat(local.path("notes").toString()).contains("no holder history");
+  }
+
+  private static String held(JsonNode segment) throws IOException {
+    if (segment.path("holders").isEmpty()) {
+      throw new IOException("no pass with the holder yet");
+    }
+    return "held";
+  }
+
+  @Test
   void anOrdinaryUserGetsNoOtherUsersDetailsFromTheDaemon() throws Exception {
     TmpfsMount shm = mount();
     Path seg = shm.createSegment("nccl-rootjob", 8192);
