@@ -39,8 +39,11 @@ printf '#!/bin/sh\nwhile [ "$1" != org.shmguard.cli.Main ]; do shift; done; shif
   "$java" "$jar" > "$work/java"
 chmod +x "$work/java"
 export SHMGUARD_JAVA=$work/java
-until packaging/bin/shmguard scan --json --daemon-only 2>/dev/null | grep -q '"daemon" : true'; do sleep 0.2; done
-packaging/bin/shmguard scan --json > "$work/daemon.json"
+# the first pass done (CHECK has its age), then the first SCAN, which the daemon renders, and its text form
+until /usr/bin/python3 -I -S "$SHMGUARD_CLIENT" check --condition down > /dev/null 2>&1; do sleep 0.2; done
+first=$( { a=$(date +%s%N); packaging/bin/shmguard scan --json > "$work/daemon.json"; b=$(date +%s%N); echo $(((b - a) / 1000000)); } )
+firstText=$( { a=$(date +%s%N); packaging/bin/shmguard scan > /dev/null; b=$(date +%s%N); echo $(((b - a) / 1000000)); } )
+grep -q '"daemon" : true' "$work/daemon.json" || { echo "the daemon did not answer scan --json" >&2; exit 1; }
 packaging/bin/shmguard scan --json --local > "$work/local.json"
 
 ms() { local a b; a=$(date +%s%N); "$@" > /dev/null 2>&1 || true; b=$(date +%s%N); echo $(((b - a) / 1000)); }
@@ -51,6 +54,7 @@ for _ in $(seq "$runs"); do
 done
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 echo "fixture: $processes holder processes, $segments segments; $runs runs each, interleaved"
+echo "first scan --json after the daemon's pass (the daemon renders it): $first ms; first text scan: $firstText ms"
 echo "daemon's answer: $(grep -c '"name"' "$work/daemon.json") segments listed, $(wc -c < "$work/daemon.json") bytes;" \
   "local scan: $(grep -c '"name"' "$work/local.json") segments listed"
 for f in daemon lsof local; do
