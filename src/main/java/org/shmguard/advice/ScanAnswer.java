@@ -48,21 +48,34 @@ public final class ScanAnswer {
     }
   }
 
+  /**
+   * The most files one answer lists (about 530 bytes of JSON each, with its holders): a rendering
+   * is built in the daemon's small heap, so a pass that lists more is refused ("unavailable") and
+   * the command scans for itself.
+   */
+  static final int MAX_LISTED = 10_000;
+
   private record Rendered(Judgement judgement, boolean json, boolean stale, String text) {}
 
   private final Renderer renderer;
   private final Duration staleAfter;
   private final Clock clock;
+  private final int maxListed;
   private final AtomicReference<Rendered> lastText = new AtomicReference<>();
   private final AtomicReference<Rendered> lastJson = new AtomicReference<>();
 
   public ScanAnswer(Renderer renderer, Duration staleAfter, Clock clock) {
+    this(renderer, staleAfter, clock, MAX_LISTED);
+  }
+
+  ScanAnswer(Renderer renderer, Duration staleAfter, Clock clock, int maxListed) {
     if (staleAfter.isNegative() || staleAfter.isZero()) {
       throw new IllegalArgumentException("staleAfter must be positive, not " + staleAfter);
     }
     this.renderer = renderer;
     this.staleAfter = staleAfter;
     this.clock = clock;
+    this.maxListed = maxListed;
   }
 
   /** With the daemon's staleness limit, from daemon.interval. */
@@ -78,6 +91,11 @@ public final class ScanAnswer {
     }
     if (latest == null) {
       throw new ProtocolException(ProtocolException.UNAVAILABLE, "shmguard has not finished its first pass yet; ask again in a moment");
+    }
+    int listed = latest.segments().size();
+    if (listed > maxListed) {
+      throw new ProtocolException(ProtocolException.UNAVAILABLE, "the last pass lists " + listed + " files, more than the "
+          + maxListed + " the daemon renders for one answer; scan --local");
     }
     boolean json = format.equals("json");
     boolean stale = HealthAnswer.stale(latest, clock, staleAfter);

@@ -302,4 +302,23 @@ class ColdPathTest {
     Run text = launcher("scan");
     assertThat(text.out().lines().findFirst().orElse("")).contains(": STALE, older than 120s");
   }
+
+  @Test
+  void aPassListingMoreFilesThanTheDaemonRendersIsRefusedAndTheCommandScansItself() throws Exception {
+    TmpfsMount shm = mount();
+    shm.createSegment("nccl-one", 4096);
+    shm.createSegment("nccl-two", 4096);
+    Judgement j = Engine.create(TestConfig.load(TestConfig.watching(shm.path(), "0s")), HostPaths.system()).judge();
+    AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
+        AdviceResponder.UsageProbe.statvfs(), HostActions.none())
+        .answerScans(new ScanAnswer(ScanOutput::render, Duration.ofSeconds(120), Clock.systemUTC(), 1));
+    cleanup.add(AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start());
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AdviceClient.ask(socket, "SCAN v1", Duration.ofSeconds(10)))
+        .isInstanceOf(ProtocolException.class).hasMessageContaining("the last pass lists 2 files, more than the 1");
+    Run only = launcher("scan", "--daemon-only");
+    assertThat(only.jvmStarts()).isEqualTo(1);
+    assertThat(only.status()).isEqualTo(1);
+    assertThat(only.err()).contains("the daemon answered unavailable: the last pass lists 2 files");
+  }
 }
