@@ -43,7 +43,7 @@ public final class AdviceService implements Consumer<Judgement>, Closeable {
     LOG.info("advice: NVIDIA driver {}, {} GPU(s) listed", gpus.driver() == null ? "not found" : gpus.driver(), gpus.gpuCount());
     AtomicReference<Judgement> ref = new AtomicReference<>();
     AdviceResponder responder = new AdviceResponder(ref::get, () -> gpus, new AdviceEngine(c.defaultLocalRanks()),
-        AdviceResponder.UsageProbe.statvfs(), actions);
+        AdviceResponder.UsageProbe.statvfs(), actions).answerChecks(HealthAnswer.of(config));
     AdviceServer.Limits limits = AdviceServer.Limits.of(c);
     AdviceServer server = AdviceServer.inherited(responder, limits);
     if (server == null) {

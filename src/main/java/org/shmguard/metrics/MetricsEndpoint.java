@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP port Prometheus scrapes, on the address {@code metrics.listen}: {@code /metrics}, a
- * liveness answer on {@code /} and {@code /-/healthy}. One thread drives every connection through
+ * liveness answer on {@code /}, a readiness answer on {@code /readyz} (see {@link Liveness}), and
+ * {@code /-/healthy}, which says only that the port answers. One thread drives every connection through
  * a selector and never blocks on a client: a request head must arrive within
  * {@link #REQUEST_TIMEOUT}, an answer be taken within {@link #REPLY_TIMEOUT}, and at most
  * {@link #MAX_CONNECTIONS} are open. At that cap the oldest connection that has been sending its
@@ -71,7 +72,7 @@ public final class MetricsEndpoint implements AutoCloseable {
 
   /**
    * Listens on {@code listen} ("host:port"; port 0 picks a free one): {@code /metrics} for
-   * Prometheus, {@code /} for a liveness probe.
+   * Prometheus, {@code /} for a liveness probe, {@code /readyz} for a readiness probe.
    */
   static MetricsEndpoint start(ShmMetrics metrics, String listen, Liveness liveness) throws IOException {
     int colon = listen.lastIndexOf(':');
@@ -106,6 +107,7 @@ public final class MetricsEndpoint implements AutoCloseable {
     return switch (path) {
       case "/metrics" -> new HttpReply(200, HttpReply.METRICS, text.current());
       case "/" -> liveness.answer();
+      case "/readyz" -> liveness.readiness();
       case "/-/healthy" -> new HttpReply(200, HttpReply.TEXT, HEALTHY);
       default -> HttpReply.text(404, "not found; try /metrics\n");
     };

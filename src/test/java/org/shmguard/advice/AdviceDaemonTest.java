@@ -11,9 +11,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.shmguard.testing.CliRun;
+import org.shmguard.testing.PyClient;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.TmpfsMount;
 import org.shmguard.testing.Sandbox;
@@ -48,6 +50,17 @@ class AdviceDaemonTest {
       assertThat(viaDaemon.status()).as(viaDaemon.err()).isZero();
       assertThat(viaDaemon.err()).isEmpty();
       assertThat(viaDaemon.out()).contains("NCCL_SHM_DISABLE=1");
+
+      // The Java-free client: the same answer from the same daemon, and its health verdict from the last pass.
+      PyClient py = PyClient.run(Duration.ofSeconds(30), Map.of("SHMGUARD_ADVICE_SOCKET", socket.toString()),
+          "advise", "--local-ranks", "4", "--nccl-version", "2.21.5");
+      assertThat(py.status()).as(py.err()).isZero();
+      assertThat(py.out()).isEqualTo(viaDaemon.out());
+      PyClient check = PyClient.run(Duration.ofSeconds(30), Map.of("SHMGUARD_ADVICE_SOCKET", socket.toString()), "check");
+      CliRun ownPass = CliRun.of("check", "-c", config.toString());
+      assertThat(check.status()).as(check.out()).isEqualTo(ownPass.status());
+      assertThat(check.out()).hasLineCount(1).startsWith(ownPass.out().substring(0, ownPass.out().indexOf(':') + 1));
+      assertThat(AdviceClient.ask(socket, "CHECK v1", Duration.ofSeconds(10))).contains("SHMGUARD_PASS_AGE_SECONDS=");
     } finally {
       daemon.destroy(); // SIGTERM, as systemd stops it
       assertThat(daemon.waitFor(60, TimeUnit.SECONDS)).isTrue();

@@ -6,18 +6,38 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** When the liveness answer turns from alive to stuck, on a clock the test moves. */
+/** When the liveness and readiness answers turn, on a clock the test moves. */
 class LivenessStaleTest {
+  private final AtomicLong now = new AtomicLong();
+  private final Liveness l = new Liveness(Duration.ofSeconds(120), Duration.ofSeconds(70), now::get);
+
+  private void at(int seconds) {
+    now.set(Duration.ofSeconds(seconds).toNanos());
+  }
+
   @Test
   void aLoopWithoutPassesForLongerThanTheLimitIsNotAliveUntilTheNextPass() {
-    AtomicLong now = new AtomicLong();
-    Liveness l = new Liveness(Duration.ofSeconds(120), now::get);
-
-    now.set(Duration.ofSeconds(100).toNanos());
+    at(100);
     assertThat(l.alive()).as("within the start-up allowance").isTrue();
-    now.set(Duration.ofSeconds(121).toNanos());
+    at(121);
     assertThat(l.alive()).isFalse();
     l.passCompleted();
     assertThat(l.alive()).isTrue();
+  }
+
+  @Test
+  void aDaemonIsNotReadyBeforeItsFirstPassNorOnceItsLastPassIsLate() {
+    at(1);
+    assertThat(l.ready()).as("no pass yet").isFalse();
+    assertThat(l.readiness().status()).isEqualTo(503);
+    l.passCompleted();
+    assertThat(l.ready()).isTrue();
+    at(71);
+    assertThat(l.readiness().status()).as("last pass 70 s ago").isEqualTo(200);
+    at(72);
+    assertThat(l.ready()).isFalse();
+    assertThat(l.alive()).as("readiness fails first; liveness only at 120 s").isTrue();
+    l.passCompleted();
+    assertThat(l.ready()).isTrue();
   }
 }

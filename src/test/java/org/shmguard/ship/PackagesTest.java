@@ -17,6 +17,7 @@ class PackagesTest {
       "/usr/bin/shmguard",
       "/usr/share/shmguard/shmguard.jar",
       "/usr/share/shmguard/make-cds-archive",
+      "/usr/share/shmguard/shmguard_client.py",
       "/etc/shmguard/shmguard.yaml",
       "/usr/share/man/man1/shmguard.1.gz",
       "/usr/share/man/man1/shmguard-launch.1.gz",
