@@ -2,6 +2,11 @@ package org.shmguard.advice;
 
 import java.io.IOException;
 import java.util.function.Supplier;
+import org.shmguard.policy.AdviceEngine;
+import org.shmguard.policy.Advice;
+import org.shmguard.policy.JobShape;
+import org.shmguard.policy.HostGpus;
+import org.shmguard.policy.MountSpace;
 import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;

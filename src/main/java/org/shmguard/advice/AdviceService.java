@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import org.shmguard.policy.AdviceEngine;
+import org.shmguard.policy.HostGpus;
 import org.shmguard.config.Config;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.ShmMount;

@@ -3,13 +3,13 @@ package org.shmguard.daemon;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.EventKind;
 import org.shmguard.engine.Engine;
 import org.shmguard.model.FileKey;
-import org.shmguard.model.ProcessInfo;
-import org.shmguard.model.Segment;
 import org.shmguard.policy.Assessment;
-import org.shmguard.policy.Verdict;
-import org.shmguard.policy.Durations;
+import org.shmguard.policy.SegmentAlert;
 import org.shmguard.remedy.ReapOutcome;
 
 /**
@@ -78,26 +78,7 @@ final class SegmentAlerts {
     reportedFailures = failures;
   }
 
-  static Alert describe(EventKind kind, String verb, Assessment a, String why) {
-    Segment s = a.segment();
-    String mount = a.mount() == null ? "?" : a.mount().displayName();
-    Alert alert = Alert.of(kind, verb + " " + mount + "/" + s.displayName() + " (" + s.allocatedBytes() + " bytes, "
-            + a.kind() + ", age " + Durations.human(a.age()) + "): " + why)
-        .with("SHM_MOUNT", mount)
-        .with("SHM_SEGMENT", s.displayName())
-        .with("SHM_BYTES", s.allocatedBytes())
-        .with("SHM_SIZE", s.sizeBytes())
-        .with("SHM_KIND", a.kind())
-        .with("SHM_VERDICT", a.verdict() == Verdict.FAILED_CREATION ? "failed-creation" : a.verdict().label())
-        .with("SHM_AGE_SECONDS", a.age().toSeconds())
-        .with("SHM_REASON", why)
-        .with("SHM_CONTAINER", a.mount() == null ? null : a.mount().container());
-    for (ProcessInfo p : a.lastHolders()) {
-      alert = alert.with("SHM_HOLDER_PID", p.pid()).with("SHM_HOLDER_COMM", p.command());
-      if (a.mount() == null || a.mount().container() == null) {
-        alert = alert.with("SHM_CONTAINER", p.container());
-      }
-    }
-    return alert;
+  private static Alert describe(EventKind kind, String verb, Assessment a, String why) {
+    return SegmentAlert.of(kind, verb, a, why);
   }
 }

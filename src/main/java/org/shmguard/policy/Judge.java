@@ -83,12 +83,12 @@ public final class Judge {
     } else if (history.allHoldersExited(key, snap)) {
       verdict = Verdict.LEAKED;
       reason = "unheld; every process that held it has exited (" + describeInfos(last) + ")";
-    } else if (age.compareTo(policy.grace()) >= 0) {
+    } else if (age.compareTo(policy.graceFor(s)) >= 0) {
       verdict = Verdict.LEAKED;
-      reason = "unheld and unchanged for " + Durations.human(age) + " (grace " + Durations.human(policy.grace()) + ")";
+      reason = "unheld and unchanged for " + Durations.human(age) + " (grace " + Durations.human(policy.graceFor(s)) + ")";
     } else {
       verdict = Verdict.GRACE;
-      reason = "unheld but changed " + Durations.human(age) + " ago; grace is " + Durations.human(policy.grace());
+      reason = "unheld but changed " + Durations.human(age) + " ago; grace is " + Durations.human(policy.graceFor(s));
     }
     if (verdict.reapable() && !snap.complete()) {
       reason = reason + "; not confirmed: the /proc pass was incomplete";

@@ -3,6 +3,7 @@ package org.shmguard.policy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.shmguard.model.Segment;
 
 /**
  * The rules the decide stage applies.
@@ -23,6 +24,24 @@ public record ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, b
     }
     patterns = List.copyOf(patterns);
     deny = List.copyOf(deny);
+  }
+
+  /**
+   * How long an unheld segment must stay unchanged before it counts as leaked. The one place a
+   * grace is read: the judge applies it and the daemon's planner asks when it ends (see
+   * {@link #graceLeft}), so a per-family grace is a change here alone.
+   */
+  public Duration graceFor(Segment segment) {
+    return grace;
+  }
+
+  /** How long until a segment in its grace becomes reapable (zero if that is now), or null if it is not in its grace. */
+  public Duration graceLeft(Assessment a) {
+    if (a.verdict() != Verdict.GRACE) {
+      return null;
+    }
+    Duration left = graceFor(a.segment()).minus(a.age());
+    return left.isNegative() ? Duration.ZERO : left;
   }
 
   public Glob denying(String name) {

@@ -24,6 +24,14 @@ public record RemountPolicy(boolean enabled, SizeSpec target, SizeSpec max, Dura
     Objects.requireNonNull(cooldown, "cooldown");
   }
 
+  /**
+   * Whether a change of capacity level calls for a remount: remounting is on and the mount has just
+   * become critical. Once per entry into critical; leaving it takes the capacity hysteresis.
+   */
+  public boolean triggeredBy(CapacityWatch.Change change) {
+    return enabled && change.to() == CapacityLevel.CRITICAL && change.from() != CapacityLevel.CRITICAL;
+  }
+
   /** Grow from {@code fromBytes} to {@code toBytes}, or not, and why in words. */
   public record Decision(boolean grow, long fromBytes, long toBytes, String reason) {}
 

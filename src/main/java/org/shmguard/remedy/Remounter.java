@@ -51,7 +51,7 @@ public final class Remounter {
 
   /** A remounter for the configuration's remount section, with the host's memory from /proc/meminfo. */
   public static Remounter create(org.shmguard.config.Config.Remount c, HostPaths paths, Clock clock) throws IOException {
-    return new Remounter(new RemountPolicy(c.enabled(), c.targetSize(), c.maxSize(), c.cooldown()), memTotal(paths), clock);
+    return new Remounter(c.policy(), memTotal(paths), clock);
   }
 
   /** Told every outcome after it is logged: where the daemon's journal sink listens. */

@@ -1,7 +1,10 @@
-package org.shmguard.daemon;
+package org.shmguard.policy;
 
 import java.util.HashSet;
 import java.util.Set;
+import java.util.function.Consumer;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.EventKind;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountContents;
 import org.shmguard.model.ShmMount;
@@ -15,7 +18,7 @@ import org.shmguard.model.Snapshot;
 final class FileCountAlerts {
   private Set<Dev> over = new HashSet<>();
 
-  void report(Snapshot snap, AlertSink sink) {
+  void report(Snapshot snap, Consumer<Alert> sink) {
     Set<Dev> now = new HashSet<>();
     for (ShmMount m : snap.mounts()) {
       MountContents c = snap.contents(m.dev());
@@ -24,7 +27,7 @@ final class FileCountAlerts {
       }
       now.add(m.dev());
       if (!over.contains(m.dev())) {
-        sink.emit(alert(m, c));
+        sink.accept(alert(m, c));
       }
     }
     over = now;

@@ -1,4 +1,4 @@
-package org.shmguard.daemon;
+package org.shmguard.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,14 +1,11 @@
-package org.shmguard.advice;
+package org.shmguard.policy;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.shmguard.advice.Advice.Action;
-import org.shmguard.policy.CudaVersion;
-import org.shmguard.policy.NcclFacts;
-import org.shmguard.policy.NcclVersion;
+import org.shmguard.policy.Advice.Action;
 
 /**
  * Decides what a launcher should set before an NCCL job starts, from the room in its shm mount,

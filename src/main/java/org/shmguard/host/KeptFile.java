@@ -1,4 +1,4 @@
-package org.shmguard.daemon;
+package org.shmguard.host;
 
 import java.io.IOException;
 import java.nio.file.Path;

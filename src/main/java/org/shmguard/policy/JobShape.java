@@ -1,6 +1,5 @@
-package org.shmguard.advice;
+package org.shmguard.policy;
 
-import org.shmguard.policy.NcclVersion;
 
 /**
  * What a launcher knows about the job it is about to start; either part may be unknown (null).

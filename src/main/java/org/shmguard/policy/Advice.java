@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.policy;
 
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,4 +1,4 @@
-package org.shmguard.daemon;
+package org.shmguard.alert;
 
 import java.util.Map;
 import org.slf4j.Logger;

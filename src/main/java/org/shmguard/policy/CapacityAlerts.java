@@ -1,21 +1,19 @@
-package org.shmguard.daemon;
+package org.shmguard.policy;
 
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
+import java.util.function.Consumer;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.EventKind;
 import org.shmguard.model.FileKey;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Snapshot;
-import org.shmguard.policy.AllocationFailures;
-import org.shmguard.policy.Assessment;
-import org.shmguard.policy.CapacityLevel;
-import org.shmguard.policy.CapacityPolicy;
-import org.shmguard.policy.CapacityWatch;
-import org.shmguard.policy.Judgement;
-import org.shmguard.policy.MountReport;
 
 /**
  * Turns one pass's capacity picture into events: level changes per mount (with the hidden bytes
- * and who holds them), and each failed NCCL allocation once.
+ * and who holds them), and each failed NCCL allocation once. It keeps the one capacity state
+ * machine ({@link CapacityWatch}): the changes it reports also drive the remount trigger.
  */
 final class CapacityAlerts {
   private final int topHolders;
@@ -27,7 +25,8 @@ final class CapacityAlerts {
     this.topHolders = topHolders;
   }
 
-  void report(Judgement j, AlertSink sink) {
+  /** Raises this pass's events into {@code sink} and returns the level changes it brought. */
+  List<CapacityWatch.Change> report(Judgement j, Consumer<Alert> sink) {
     CapacityWatch.Step step = watch.next(j.mounts());
     watch = step.watch();
     for (CapacityWatch.Change c : step.changes()) {
@@ -36,7 +35,7 @@ final class CapacityAlerts {
         case WARNING -> EventKind.CAPACITY_WARNING;
         case CRITICAL -> EventKind.CAPACITY_CRITICAL;
       };
-      sink.emit(mountAlert(kind, c.report(), j.snapshot(), c.usedPercent(),
+      sink.accept(mountAlert(kind, c.report(), j.snapshot(), c.usedPercent(),
           String.format("%s is %.0f%% full (was %s, now %s)", c.report().mount().displayName(), c.usedPercent(),
               c.from().label(), c.to().label())));
     }
@@ -47,12 +46,13 @@ final class CapacityAlerts {
       failures.add(key);
       if (!reportedFailures.contains(key)) {
         var u = a.mount() == null ? null : a.mount().usage();
-        sink.emit(SegmentAlerts.describe(EventKind.ALLOCATION_FAILED, "failed NCCL allocation:", a, f.explanation())
+        sink.accept(SegmentAlert.of(EventKind.ALLOCATION_FAILED, "failed NCCL allocation:", a, f.explanation())
             .with("SHM_FREE_BYTES", u == null ? null : u.freeBytes())
             .with("SHM_SIZE_BYTES", u == null ? null : u.sizeBytes()));
       }
     }
     reportedFailures = failures;
+    return step.changes();
   }
 
   CapacityLevel level(org.shmguard.model.Dev dev) {

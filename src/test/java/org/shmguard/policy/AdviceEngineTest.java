@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.policy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,9 +8,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.Test;
-import org.shmguard.advice.Advice.Action;
-import org.shmguard.policy.DriverVersion;
-import org.shmguard.policy.NcclVersion;
+import org.shmguard.policy.Advice.Action;
 
 /** The advice table: each row a mount, a job and a host, with the advice and the reason expected. */
 class AdviceEngineTest {

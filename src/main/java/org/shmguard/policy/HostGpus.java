@@ -1,6 +1,5 @@
-package org.shmguard.advice;
+package org.shmguard.policy;
 
-import org.shmguard.policy.DriverVersion;
 
 /**
  * What the host says about its GPUs: the NVIDIA driver (null when none is loaded or it cannot be

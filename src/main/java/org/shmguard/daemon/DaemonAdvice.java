@@ -1,26 +1,23 @@
-package org.shmguard.cli;
+package org.shmguard.daemon;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.time.Clock;
-import java.util.HashSet;
-import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.shmguard.advice.AdviceService;
 import org.shmguard.advice.HostActions;
 import org.shmguard.advice.ProtocolException;
 import org.shmguard.advice.SocketInUseException;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.EventKind;
 import org.shmguard.config.Config;
-import org.shmguard.daemon.Alert;
-import org.shmguard.daemon.AlertSink;
-import org.shmguard.daemon.Daemon;
-import org.shmguard.daemon.EventKind;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
-import org.shmguard.model.Dev;
 import org.shmguard.model.ShmMount;
 import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.remedy.RemountOutcome;
@@ -29,29 +26,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The daemon's advice and remount side, kept apart from the worker: the advice socket and file
- * fed by every pass, root's requests over the socket, and the remount policy applied when a
- * mount crosses its critical threshold. Remount outcomes go to the alert sink (journald).
+ * The daemon's advice and remount side, kept apart from the worker: the advice socket and file,
+ * root's requests over the socket, and the remounter. The worker's plan reaches both through
+ * {@link #acts}; every remount outcome (planned or asked for) goes to the alert sink and to
+ * {@code outcomes} (the metrics) as data.
  *
  * <pre>{@code
- * DaemonAdvice advice = DaemonAdvice.start(config, paths, sink, metrics::adviceAnswered);
- * Daemon daemon = Daemon.start(config, paths, sink, notifier, List.of(advice::onPass));
+ * DaemonAdvice advice = DaemonAdvice.start(config, paths, sink, metrics::remounted, metrics::adviceAnswered);
+ * Daemon daemon = Daemon.start(config, paths, sink, notifier, advice.acts(sink), List.of(), PassThread.DEADLINE);
  * advice.attach(daemon);
  * }</pre>
  */
 final class DaemonAdvice implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(DaemonAdvice.class);
   private static final long CLEAN_TIMEOUT_SECONDS = 60;
-  private final Config config;
   private final Remounter remounter;
-  /** Mounts at or above critical: a remount is tried when one enters, not on every pass. */
-  private final Set<Dev> critical = new HashSet<>();
   /** Set once in start(), before the daemon's worker thread exists. */
   private AdviceService service;
   private volatile Daemon daemon;
 
-  private DaemonAdvice(Config config, Remounter remounter) {
-    this.config = config;
+  private DaemonAdvice(Remounter remounter) {
     this.remounter = remounter;
   }
 
@@ -60,11 +54,14 @@ final class DaemonAdvice implements Closeable {
    * sent. A socket it cannot make is logged and the daemon goes on without it; another daemon
    * answering there is thrown ({@link SocketInUseException}): this one must not start.
    */
-  static DaemonAdvice start(Config config, HostPaths paths, AlertSink sink, BiConsumer<String, ShmMount> answered)
-      throws IOException {
+  static DaemonAdvice start(Config config, HostPaths paths, AlertSink sink, Consumer<RemountOutcome> outcomes,
+      BiConsumer<String, ShmMount> answered) throws IOException {
     Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC());
-    remounter.onOutcome(o -> sink.emit(alert(o)));
-    DaemonAdvice advice = new DaemonAdvice(config, remounter);
+    remounter.onOutcome(o -> {
+      sink.emit(alert(o));
+      outcomes.accept(o);
+    });
+    DaemonAdvice advice = new DaemonAdvice(remounter);
     if (config.advice().enabled()) {
       try {
         advice.service = AdviceService.start(config, paths, advice.actions());
@@ -119,24 +116,9 @@ final class DaemonAdvice implements Closeable {
     };
   }
 
-  /** After every pass: fresh advice, and a remount for a mount that has just crossed critical. */
-  void onPass(Engine.Pass pass) {
-    if (service != null) {
-      service.accept(pass.judgement());
-    }
-    Config.Capacity c = config.capacity();
-    for (var r : pass.judgement().mounts()) {
-      ShmMount m = r.mount();
-      if (m.usage() == null) {
-        continue;
-      }
-      double pct = 100 * m.usage().usedFraction();
-      if (pct >= c.critical() && critical.add(m.dev()) && config.remount().enabled()) {
-        remounter.onCritical(m);
-      } else if (pct < c.critical() - c.hysteresis()) {
-        critical.remove(m.dev());
-      }
-    }
+  /** The act stage for the worker's plans: alerts to {@code sink}, advice to the socket and file, remounts. */
+  Acts acts(AlertSink sink) {
+    return new Acts(sink, service, remounter);
   }
 
   static Alert alert(RemountOutcome o) {

@@ -1,4 +1,4 @@
-package org.shmguard.daemon;
+package org.shmguard.alert;
 
 /**
  * Where the daemon's events go: journald when it is there, the log otherwise. Implementations

@@ -1,4 +1,4 @@
-package org.shmguard.daemon;
+package org.shmguard.policy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -7,6 +7,7 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.shmguard.alert.EventKind;
 import org.shmguard.model.Dev;
 import org.shmguard.model.HolderIndex;
 import org.shmguard.model.MountContents;
@@ -31,12 +32,12 @@ class FileCountAlertsTest {
     FileCountAlerts alerts = new FileCountAlerts();
     RecordingSink sink = new RecordingSink();
 
-    alerts.report(withFiles(9_000, 10, 10), sink);
+    alerts.report(withFiles(9_000, 10, 10), sink::emit);
     assertThat(sink.all()).isEmpty();
 
-    alerts.report(withFiles(1_000_000, 20_000, 10_000), sink);
-    alerts.report(withFiles(990_000, 10_000, 10_000), sink);
-    alerts.report(withFiles(980_000, 0, 0), sink);
+    alerts.report(withFiles(1_000_000, 20_000, 10_000), sink::emit);
+    alerts.report(withFiles(990_000, 10_000, 10_000), sink::emit);
+    alerts.report(withFiles(980_000, 0, 0), sink::emit);
     assertThat(sink.all()).singleElement().satisfies(a -> {
       assertThat(a.kind()).isEqualTo(EventKind.TOO_MANY_FILES);
       assertThat(a.field("SHM_FILES")).isEqualTo("1000000");
@@ -46,8 +47,8 @@ class FileCountAlertsTest {
       assertThat(a.field("SHM_MOUNT")).isEqualTo("/dev/shm");
     });
 
-    alerts.report(withFiles(10_000, 0, 0), sink); // back to the limit: re-armed
-    alerts.report(withFiles(10_001, 0, 0), sink);
+    alerts.report(withFiles(10_000, 0, 0), sink::emit); // back to the limit: re-armed
+    alerts.report(withFiles(10_001, 0, 0), sink::emit);
     assertThat(sink.all()).hasSize(2);
   }
 }

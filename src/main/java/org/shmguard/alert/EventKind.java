@@ -1,4 +1,4 @@
-package org.shmguard.daemon;
+package org.shmguard.alert;
 
 /**
  * Every kind of event the daemon reports, with its journald identity: the SHMGUARD_EVENT value,

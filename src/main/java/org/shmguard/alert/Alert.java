@@ -1,4 +1,4 @@
-package org.shmguard.daemon;
+package org.shmguard.alert;
 
 import java.util.ArrayList;
 import java.util.AbstractMap.SimpleImmutableEntry;
