@@ -13,6 +13,7 @@ import org.shmguard.advice.MountSpace;
 import org.shmguard.advice.NvidiaProc;
 import org.shmguard.advice.ProtocolException;
 import org.shmguard.config.Config;
+import org.shmguard.host.ProcessConfinement;
 import org.shmguard.model.Dev;
 import org.shmguard.nativ.FsUsage;
 import org.shmguard.nativ.Linux;
@@ -37,6 +38,18 @@ final class AdviseCommand implements Callable<Integer> {
 
   @Option(names = "--nccl-version", paramLabel = "V", description = "The NCCL release the job loads, such as 2.21.5.")
   String ncclVersion;
+
+  @Option(names = "--nodes", paramLabel = "N",
+      description = "Hosts the job spans; more than 1 means NCCL's network transport and its proxy ops pools (default: sized for whichever needs more).")
+  Integer nodes;
+
+  @Option(names = "--p2p", paramLabel = "yes|no",
+      description = "Whether every pair of the job's GPUs here has CUDA P2P (NVLink or PCIe); no on consumer cards (default: sized without).")
+  String p2p;
+
+  @Option(names = "--processes", paramLabel = "N",
+      description = "Processes the job's local ranks live in: 1 when one process drives every GPU (default: one per rank).")
+  Integer processes;
 
   @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "env",
       description = "env (KEY=VALUE lines, for shells) or json (default: ${DEFAULT-VALUE}).")
@@ -78,6 +91,18 @@ final class AdviseCommand implements Callable<Integer> {
     if (dev != null) {
       req.append(" dev=").append(dev);
     }
+    if (shape.nodes() != null) {
+      req.append(" nodes=").append(shape.nodes());
+    }
+    if (shape.p2p() != null) {
+      req.append(" p2p=").append(shape.p2p() ? "yes" : "no");
+    }
+    if (shape.processes() != null) {
+      req.append(" procs=").append(shape.processes());
+    }
+    if (shape.numa() != null) {
+      req.append(" numa=").append(shape.numa() ? "yes" : "no");
+    }
     req.append(" format=").append(format);
     String why;
     try {
@@ -105,9 +130,18 @@ final class AdviseCommand implements Callable<Integer> {
     return Main.EXIT_OK;
   }
 
+  /**
+   * The job, with whether this process (started in the job's container) may make the NUMA calls
+   * of cuMem host memory: it shares the job's seccomp filter and bounding set.
+   */
   private JobShape shape() {
+    if (p2p != null && !p2p.equals("yes") && !p2p.equals("no")) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--p2p must be yes or no, not \"" + p2p + "\"");
+    }
     try {
-      return new JobShape(localRanks, ncclVersion == null ? null : NcclVersion.parse(ncclVersion));
+      ProcessConfinement self = ProcessConfinement.read(Path.of("/proc/self/status"));
+      return new JobShape(localRanks, ncclVersion == null ? null : NcclVersion.parse(ncclVersion), nodes,
+          p2p == null ? null : p2p.equals("yes"), processes, self == null ? null : self.numaPolicyAllowed());
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
