@@ -249,11 +249,19 @@ public final class AdviceEngine {
     return null;
   }
 
-  /** "SHM buffers 73.6 MiB in 8 segment pairs, proxy ops pools 0 B, NVLS 0 B". */
+  /** "SHM buffers 73.6 MiB in 8 segment pairs; 4 ranks on one node, no P2P": the parts that are not 0, and the job. */
   static String breakdown(NcclFootprint f) {
-    return "SHM buffers " + mib(f.shmBuffersBytes()) + " in " + f.shmSegmentPairs() + " segment pairs, proxy pools "
-        + mib(f.proxyPoolsBytes()) + (f.pools() > 0 ? " (" + f.pools() + " x " + f.poolFileBytes() + " bytes)" : "")
-        + ", NVLS scratch " + mib(f.nvlsBytes()) + "; " + f.job().describe();
+    List<String> parts = new ArrayList<>();
+    if (f.shmBuffersBytes() > 0) {
+      parts.add("SHM buffers " + mib(f.shmBuffersBytes()) + " in " + f.shmSegmentPairs() + " segment pairs");
+    }
+    if (f.pools() > 0) {
+      parts.add("proxy ops pools " + mib(f.proxyPoolsBytes()) + " (" + f.pools() + " x " + f.poolFileBytes() + " bytes)");
+    }
+    if (f.nvlsBytes() > 0) {
+      parts.add("NVLS segment " + mib(f.nvlsBytes()));
+    }
+    return (parts.isEmpty() ? "nothing" : String.join(", ", parts)) + "; " + f.job().describe();
   }
 
   static String mib(long bytes) {

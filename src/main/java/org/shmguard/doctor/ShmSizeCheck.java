@@ -144,9 +144,9 @@ final class ShmSizeCheck implements Check {
     NcclFootprint one = need.oneNode();
     NcclFootprint many = need.severalNodes();
     return release + ", " + need.ranks() + " ranks without P2P: on one node SHM transport " + group(one.shmBuffersBytes())
-        + " bytes (" + one.shmSegmentPairs() + " x (" + group(NcclFacts.SHM_RECV_BYTES + NcclFacts.refcountBytes(need.version()))
-        + " + " + group(NcclFacts.SHM_SEND_BYTES + NcclFacts.refcountBytes(need.version())) + "): " + NcclFacts.DEFAULT_CHANNELS
-        + " channels of a ring), no proxy ops pool; across nodes " + group(many.shmBuffersBytes()) + " bytes of SHM transport"
+        + " bytes (" + need.ranks() + " ranks x " + NcclFacts.DEFAULT_CHANNELS + " channels x ("
+        + group(NcclFacts.SHM_RECV_BYTES + NcclFacts.refcountBytes(need.version())) + " + "
+        + group(NcclFacts.SHM_SEND_BYTES + NcclFacts.refcountBytes(need.version())) + "), a ring), no proxy ops pool; across nodes " + group(many.shmBuffersBytes()) + " bytes of SHM transport"
         + " + proxy ops pools " + group(many.proxyPoolsBytes()) + " bytes (" + many.pools() + " x " + group(many.poolFileBytes())
         + ") = " + Bytes.human(many.totalBytes()) + "; sized for " + Bytes.human(need.totalBytes());
   }
