@@ -84,6 +84,28 @@ class LaunchWrapperTest {
   }
 
   @Test
+  void aSingleNodeJobWithP2pIsToldItFits() throws Exception {
+    startDaemon();
+
+    // 8 ranks on one node with P2P: no SHM segment, no proxy ops pool, only NVLS's 43 KB
+    Run r = launch(Map.of("SHMGUARD_P2P", "yes"), "--local-ranks", "8", "--nccl-version", "2.28.3", "--nodes", "1",
+        "--processes", "8", "--");
+
+    assertThat(r.status).as(r.err).isEqualTo(7);
+    assertThat(r.out).contains("SHM=unset\n");
+    assertThat(r.err).startsWith("shmguard-launch: set nothing [advice: none]: 8 local ranks of NCCL 2.28.3 need at most 42.0 KiB")
+        .contains("P2P between all GPUs");
+  }
+
+  @Test
+  void badShapeOptionsAreUsageErrors() throws Exception {
+    Run r = launch(Map.of(), "--p2p", "maybe", "--");
+
+    assertThat(r.status).isEqualTo(2);
+    assertThat(r.err).contains("--p2p must be yes or no, not 'maybe'");
+  }
+
+  @Test
   void theUsersOwnSettingWins() throws Exception {
     startDaemon();
 
