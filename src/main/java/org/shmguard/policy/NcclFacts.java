@@ -39,25 +39,23 @@ public final class NcclFacts {
    * (34,210,176 bytes, 2.28+) and the largest NVLS segment (5,632 bytes per local rank, 2.28.7 to 2.29.7).
    */
   public static final NcclVersion LARGEST_KNOWN = NcclVersion.of(2, 29, 7);
-  /**
-   * Cross-process SHM buffers go to cuMem host memory, same-process ones ("legacy", equal
-   * hostHash and pidHash) stay files (src/transport/shm.cc:105,138 and :312 in v2.30.7-1; from 2.23.4).
-   */
-  public static final NcclVersion SAME_PROCESS_FILES_SINCE = NcclVersion.of(2, 23, 4);
 
   // NCCL_CUMEM_HOST_ENABLE (NCCL-FACTS.md, Variables): moves the SHM transport's buffers off
-  // /dev/shm into cuMem host memory; never the proxy pool or the NVLS scratch.
-  /** The variable exists, off by default. */
+  // /dev/shm into cuMem host memory; never the proxy pool or the NVLS segment.
+  /**
+   * The variable exists, off by default. Only pairs of ranks in different processes use it: ranks
+   * of one process ("legacy": equal hostHash and pidHash) always share through files
+   * (v2.30.7-1 src/transport/shm.cc:105, 138 and 312).
+   */
   public static final NcclVersion CUMEM_HOST_SINCE = NcclVersion.of(2, 23, 4);
   /**
    * Default "auto" (-1): on when cudaDriverGetVersion is {@link #CUMEM_HOST_AUTO_DRIVER} or newer
    * (src/misc/cudawrap.cc ncclCuMemHostEnable, v2.24.3-1:69 {@code (cudaDriverVersion >= 12060) ? 1 : 0}).
-   * Off whatever is set when the driver is older than {@link #CUMEM_HOST_MIN_DRIVER} or NCCL was
+   * Off whatever is set when the driver is older than 12.2 or NCCL was
    * built with a CUDA runtime older than 12.2 ({@code CUDART_VERSION < 12020}).
    */
   public static final NcclVersion CUMEM_HOST_AUTO_SINCE = NcclVersion.of(2, 24, 3);
   public static final CudaVersion CUMEM_HOST_AUTO_DRIVER = CudaVersion.of(12, 6);
-  public static final CudaVersion CUMEM_HOST_MIN_DRIVER = CudaVersion.of(12, 2);
   /**
    * NCCL tries a 1-byte host-NUMA cuMemCreate and, when it fails, falls back to /dev/shm files
    * (v2.26.3-1 src/misc/cudawrap.cc:71-95; "Docker in particular is known to disable
@@ -131,16 +129,6 @@ public final class NcclFacts {
     return 34_210_176;
   }
 
-  /**
-   * /dev/shm bytes the SHM transport needs for a ring over {@code localRanks} ranks: each rank
-   * receives from one peer and sends to one per channel, one segment per direction.
-   */
-  public static long shmTransportBytes(int localRanks, int channels) {
-    if (localRanks < 2) {
-      return 0;
-    }
-    return (long) localRanks * channels * ((SHM_RECV_BYTES + REFCOUNT_BYTES) + (SHM_SEND_BYTES + REFCOUNT_BYTES));
-  }
 
   /** The releases from which the proxy ops pool has a new size, oldest first; each is larger than the last. */
   public static final java.util.List<NcclVersion> PROXY_POOL_RESIZED = java.util.List.of(NcclVersion.of(2, 12, 0),
@@ -152,10 +140,6 @@ public final class NcclFacts {
     return proxyPoolBytes(NcclVersion.of(Integer.MAX_VALUE, 0, 0));
   }
 
-  /** NVLS scratch of {@code localRanks} ranks: 0 before 2.19.1; see {@link #nvlsSegmentBytes}. */
-  public static long nvlsScratchBytes(int localRanks, NcclVersion v) {
-    return nvlsSegmentBytes(v, localRanks);
-  }
 
   /** The reference count NCCL appends to each segment file: 4 bytes from 2.16.2, none before. */
   public static long refcountBytes(NcclVersion v) {
@@ -189,9 +173,4 @@ public final class NcclFacts {
     return (128 * l + typeSize * l) * 2;
   }
 
-  /** {@code localRanks} proxy ops pool files (one per rank whose proxy drives a network connection). */
-  public static long proxyPoolsBytes(int localRanks, NcclVersion v) {
-    long pool = proxyPoolBytes(v);
-    return pool == 0 ? 0 : localRanks * (pool + refcountBytes(v));
-  }
 }
