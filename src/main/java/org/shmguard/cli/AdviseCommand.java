@@ -81,32 +81,9 @@ final class AdviseCommand implements Callable<Integer> {
     Config config = common.loadConfig();
     Path sock = socket != null ? socket : config.advice().socket();
     Dev dev = ownShmDev();
-    StringBuilder req = new StringBuilder("ADVISE v1");
-    if (shape.localRanks() != null) {
-      req.append(" ranks=").append(shape.localRanks());
-    }
-    if (shape.nccl() != null) {
-      req.append(" nccl=").append(shape.nccl());
-    }
-    if (dev != null) {
-      req.append(" dev=").append(dev);
-    }
-    if (shape.nodes() != null) {
-      req.append(" nodes=").append(shape.nodes());
-    }
-    if (shape.p2p() != null) {
-      req.append(" p2p=").append(shape.p2p() ? "yes" : "no");
-    }
-    if (shape.processes() != null) {
-      req.append(" procs=").append(shape.processes());
-    }
-    if (shape.numa() != null) {
-      req.append(" numa=").append(shape.numa() ? "yes" : "no");
-    }
-    req.append(" format=").append(format);
     String why;
     try {
-      common.out().print(AdviceClient.ask(sock, req.toString(), wait));
+      common.out().print(askCompatibly(sock, shape, dev, wait));
       common.out().flush();
       return Main.EXIT_OK;
     } catch (ProtocolException e) {
@@ -128,6 +105,50 @@ final class AdviseCommand implements Callable<Integer> {
     common.out().print(format.equals("json") ? AdviceFormat.json(a) : AdviceFormat.env(a));
     common.out().flush();
     return Main.EXIT_OK;
+  }
+
+  /**
+   * Asks with every key known; a daemon older than the keys nodes, p2p, procs and numa refuses
+   * them ("ADVISE takes no ..."), and is asked again with the first ones only.
+   */
+  private String askCompatibly(Path sock, JobShape shape, Dev dev, Duration wait) throws IOException, ProtocolException {
+    try {
+      return AdviceClient.ask(sock, request(shape, dev, true), wait);
+    } catch (ProtocolException e) {
+      if (!e.code().equals(ProtocolException.BAD_REQUEST) || !e.getMessage().contains("takes no")) {
+        throw e;
+      }
+      spec.commandLine().getErr().println("shmguard: the daemon is older than --nodes, --p2p, --processes and the"
+          + " container's NUMA check; asked without them");
+      return AdviceClient.ask(sock, request(shape, dev, false), wait);
+    }
+  }
+
+  /** The request line: the keys of the first protocol version, and with {@code shapeKeys} the later ones. */
+  private String request(JobShape shape, Dev dev, boolean shapeKeys) {
+    StringBuilder req = new StringBuilder("ADVISE v1");
+    if (shape.localRanks() != null) {
+      req.append(" ranks=").append(shape.localRanks());
+    }
+    if (shape.nccl() != null) {
+      req.append(" nccl=").append(shape.nccl());
+    }
+    if (dev != null) {
+      req.append(" dev=").append(dev);
+    }
+    if (shapeKeys && shape.nodes() != null) {
+      req.append(" nodes=").append(shape.nodes());
+    }
+    if (shapeKeys && shape.p2p() != null) {
+      req.append(" p2p=").append(shape.p2p() ? "yes" : "no");
+    }
+    if (shapeKeys && shape.processes() != null) {
+      req.append(" procs=").append(shape.processes());
+    }
+    if (shapeKeys && shape.numa() != null) {
+      req.append(" numa=").append(shape.numa() ? "yes" : "no");
+    }
+    return req.append(" format=").append(format).toString();
   }
 
   /**
