@@ -62,4 +62,25 @@ class ProcessConfinementTest {
       p.waitFor(10, TimeUnit.SECONDS);
     }
   }
+
+  @Test
+  void aSeccompFilterWithoutSysNiceIsSeenAsBlockingTheNumaCalls() throws Exception {
+    Path bin = org.shmguard.testing.CProgram.build("holders/numa-filtered.c");
+    Process p = new ProcessBuilder("setpriv", "--bounding-set", "-sys_nice", bin.toString()).redirectErrorStream(true).start();
+    try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream()))) {
+      String probe = out.readLine();
+      assertThat(out.readLine()).isEqualTo("ready");
+      // the kernel refused the call cuMem host memory needs, as Docker's default profile does
+      assertThat(probe).isEqualTo("get_mempolicy: EPERM");
+
+      ProcessConfinement c = ProcessConfinement.read(Path.of("/proc", Long.toString(p.pid()), "status"));
+
+      assertThat(c.seccomp()).isEqualTo(2);
+      assertThat(c.boundingHasSysNice()).isFalse();
+      assertThat(c.numaPolicyAllowed()).isFalse();
+    } finally {
+      p.destroyForcibly();
+      p.waitFor(10, TimeUnit.SECONDS);
+    }
+  }
 }
