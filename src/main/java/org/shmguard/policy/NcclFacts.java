@@ -18,7 +18,7 @@ public final class NcclFacts {
    * (120 x 640 x 8 x 8), NCCL_BUFFSIZE (SIMPLE, 1 << 22; 1 << 20 on ARM CPUs before 2.19), from
    * init.cc computeBuffSizes; and the header, sizeof(struct ncclSendMem) = sizeof(struct
    * ncclRecvMem) = 4096 in every tag measured. The SHM transport adds all three buffers to the
-   * receiver's segment (NCCL_SHM_LOCALITY=2, the default; v2.30.7-1 src/transport/shm.cc:133).
+   * receiver's segment (NCCL_SHM_LOCALITY=2, the default; v2.30.7-1 src/transport/shm.cc:135).
    */
   public static final long LL_BYTES = 524_288;
   public static final long LL128_BYTES = 4_915_200;
@@ -58,7 +58,7 @@ public final class NcclFacts {
   public static final CudaVersion CUMEM_HOST_AUTO_DRIVER = CudaVersion.of(12, 6);
   /**
    * NCCL tries a 1-byte host-NUMA cuMemCreate and, when it fails, falls back to /dev/shm files
-   * (v2.26.3-1 src/misc/cudawrap.cc:71-95; "Docker in particular is known to disable
+   * (v2.26.3-1 src/misc/cudawrap.cc:71-100; "Docker in particular is known to disable
    * get_mempolicy ... --cap-add SYS_NICE"). Before 2.26.3 the failure ends NCCL's init instead.
    */
   public static final NcclVersion CUMEM_HOST_FALLBACK_SINCE = NcclVersion.of(2, 26, 3);

@@ -15,7 +15,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * tag's headers for x86-64 (docs/nccl.md, "How the figures were measured"):
  * <ul>
  *   <li>SHM receive segment 4096 + 524,288 + 4,915,200 + 4,194,304 = 9,637,888 bytes, send 4096
- *       (src/transport/shm.cc shmRecvSetup/shmSendSetup, v2.30.7-1:113-140); files +4 from 2.16.2
+ *       (src/transport/shm.cc shmSendSetup and shmRecvSetup, v2.30.7-1:88-102 and 121-135); files +4 from 2.16.2
  *       (src/misc/shmutils.cc:53-54 in v2.16.2-1, src/os/linux.cc:762-763 in v2.30.7-1). A pair: 9,641,992.</li>
  *   <li>Proxy ops pool sizeof(struct ncclProxyOpsPool) (src/include/proxy.h:227-236 in v2.30.7-1):
  *       4,194,656 (v2.18.6-1), 7,340,384 (v2.21.5-1), 14,156,128 (v2.24.3-1), 34,210,176 (v2.30.7-1);
