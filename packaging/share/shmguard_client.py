@@ -34,8 +34,8 @@ MAX_REPLY_BYTES = 64 * 1024
 MAX_LINE = 160  # node-problem-detector's max_output_length as shipped
 ME = "shmguard_client"
 
-USAGE = ("usage: shmguard_client.py advise [--local-ranks N] [--nccl-version V] [--format env|json]"
-         " [--socket PATH] [--timeout SECONDS]\n"
+USAGE = ("usage: shmguard_client.py advise [--local-ranks N] [--nccl-version V] [--nodes N] [--p2p yes|no]"
+         " [--processes N] [--format env|json] [--socket PATH] [--timeout SECONDS]\n"
          "       shmguard_client.py check [--condition all|full|leak|down] [--socket PATH] [--timeout SECONDS]\n")
 
 
@@ -140,9 +140,34 @@ def socket_of(opts):
     return opts.get("socket") or os.environ.get("SHMGUARD_ADVICE_SOCKET") or DEFAULT_SOCKET
 
 
+def numa_allowed():
+    """Whether this process may make the NUMA memory-policy calls NCCL's cuMem host memory needs:
+    always without a seccomp filter; under Docker's default filter only with CAP_SYS_NICE (23) in
+    the bounding set. The same rule as the Java client (host.ProcessConfinement); None if unknown."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            status = f.read(65536).decode("ascii", "replace")
+    except OSError:
+        return None
+    bnd = mode = None
+    for line in status.split("\n"):
+        key, _, value = line.partition(":")
+        try:
+            if key == "CapBnd":
+                bnd = int(value.strip(), 16)
+            elif key == "Seccomp":
+                mode = int(value.strip())
+        except ValueError:
+            return None
+    if bnd is None or mode not in (0, 1, 2):
+        return None
+    return mode == 0 or (mode == 2 and (bnd >> 23) & 1 == 1)
+
+
 def advise(args):
     opts = parse(args, {"--local-ranks": "ranks", "--nccl-version": "nccl", "--format": "format",
-                        "--socket": "socket", "--timeout": "timeout", "--shm": "shm"})
+                        "--socket": "socket", "--timeout": "timeout", "--shm": "shm", "--nodes": "nodes",
+                        "--p2p": "p2p", "--processes": "procs"})
     request = "ADVISE v1"
     if "ranks" in opts:
         request += " ranks=" + word(opts["ranks"], "--local-ranks", DIGITS)
@@ -155,10 +180,29 @@ def advise(args):
     if fmt not in ("env", "json"):
         raise Usage("--format must be env or json, not %r" % fmt[:40])
     request += " format=" + fmt
+    # The job's shape beyond ranks and version, as `shmguard advise` sends it; a daemon older than
+    # these keys refuses them, and is asked again without them.
+    shape = ""
+    if "nodes" in opts:
+        shape += " nodes=" + word(opts["nodes"], "--nodes", DIGITS)
+    if "p2p" in opts:
+        if opts["p2p"] not in ("yes", "no"):
+            raise Usage("--p2p must be yes or no, not %r" % opts["p2p"][:40])
+        shape += " p2p=" + opts["p2p"]
+    if "procs" in opts:
+        shape += " procs=" + word(opts["procs"], "--processes", DIGITS)
+    numa = numa_allowed()
+    if numa is not None:
+        shape += " numa=" + ("yes" if numa else "no")
     path = socket_of(opts)
     timeout = timeout_of(opts, "2")
     try:
-        body = ask(path, request, timeout)
+        try:
+            body = ask(path, request + shape, timeout)
+        except Refused as e:
+            if not shape or e.code != "bad-request":
+                raise
+            body = ask(path, request, timeout)
     except Refused as e:
         sys.stderr.write("%s: the daemon answered: %s: %s\n" % (ME, e.code, e))
         return 1

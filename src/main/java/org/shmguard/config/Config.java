@@ -10,6 +10,7 @@ import org.shmguard.policy.Glob;
 import org.shmguard.policy.ReapPolicy;
 import org.shmguard.policy.RemountPolicy;
 import org.shmguard.policy.SizeSpec;
+import org.shmguard.policy.family.FamilyRules;
 
 /**
  * shmguard's whole configuration, validated and immutable. Obtain one from {@link ConfigLoader}.
@@ -22,6 +23,12 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
   /** The same settings, said to come from {@code newSource}. */
   public Config withSource(String newSource) {
     return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount, metrics, namespaces);
+  }
+
+  /** The same settings in a dry run (the daemon's and clean's --dry-run): reap.dryRun on. */
+  public Config withDryRun() {
+    return new Config(source, mounts, new Reap(true, reap.grace(), reap.patterns(), reap.deny(), reap.requireHostPidNamespace(),
+        reap.examineLimit(), reap.families()), daemon, log, capacity, advice, remount, metrics, namespaces);
   }
 
   /** Whether "auto" discovery is on. */
@@ -37,12 +44,14 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
   /**
    * Reaping.
    *
-   * @param examineLimit the most files a pass keeps per mount for judging: the oldest whose names a pattern allows
+   * @param examineLimit the most files a pass keeps per mount for judging: the oldest whose names a
+   *     pattern allows or a watched segment family claims
+   * @param families the segment families beside NCCL and their settings (the {@code families} section)
    */
   public record Reap(boolean dryRun, Duration grace, List<Glob> patterns, List<Glob> deny, boolean requireHostPidNamespace,
-      int examineLimit) {
+      int examineLimit, FamilyRules families) {
     public ReapPolicy policy() {
-      return new ReapPolicy(grace, patterns, deny, requireHostPidNamespace);
+      return new ReapPolicy(grace, patterns, deny, requireHostPidNamespace, families);
     }
   }
 

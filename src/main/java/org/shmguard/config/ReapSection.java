@@ -19,7 +19,7 @@ final class ReapSection extends ConfigSection<Config.Reap> {
   @Override
   Config.Reap read(Values v) {
     return new Config.Reap(v.get("dryRun"), v.get("grace"), v.get("patterns"), v.get("deny"),
-        v.get("requireHostPidNamespace"), v.get("examineLimit"));
+        v.get("requireHostPidNamespace"), v.get("examineLimit"), FamilySection.rules(v));
   }
 
   /** A pattern that reap.deny also lists would never reap anything. */

@@ -56,7 +56,7 @@ final class DaemonAdvice implements Closeable {
    */
   static DaemonAdvice start(Config config, HostPaths paths, AlertSink sink, Consumer<RemountOutcome> outcomes,
       BiConsumer<String, ShmMount> answered) throws IOException {
-    Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC());
+    Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC()).dryRun(config.reap().dryRun());
     remounter.onOutcome(o -> {
       sink.emit(alert(o));
       outcomes.accept(o);
@@ -110,8 +110,9 @@ final class DaemonAdvice implements Closeable {
         }
         long done = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED
             || o.result() == ReapOutcome.Result.WOULD_REAP).count();
-        return (pass.dryRun() ? "would reap " : "reaped ") + done + " of " + pass.outcomes().size() + " candidates; "
-            + pass.judgement().plan().blockers().size() + " blockers";
+        return (pass.dryRun() ? "would reap " : "reaped ") + done + " of "
+            + org.shmguard.policy.Counts.of(pass.outcomes().size(), "candidate") + "; "
+            + org.shmguard.policy.Counts.of(pass.judgement().plan().blockers().size(), "blocker");
       }
     };
   }

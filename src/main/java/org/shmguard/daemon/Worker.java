@@ -181,17 +181,27 @@ final class Worker implements Runnable {
       while (!stopping) {
         waitAndHandle();
       }
+      LOG.info("shmguard stopping: asked to stop; {}", doneSoFar());
     } catch (IOException | RuntimeException e) {
       failed = true;
       LOG.error("the worker loop failed: {}", e.toString(), e);
+      LOG.error("shmguard stopping on an error; {}", doneSoFar());
     } finally {
       passThread.close();
       failWaiters(new IllegalStateException("the daemon is stopping"));
       notifier.stopping();
       exits.close();
       mounts.close();
+      LOG.info("shmguard stopped");
       done.countDown();
     }
+  }
+
+  /** "12 passes, 3 segments reaped since start": the stop line's account. */
+  private String doneSoFar() {
+    DaemonStatus st = status;
+    return org.shmguard.policy.Counts.of(st.passes(), "pass") + ", " + org.shmguard.policy.Counts.of(st.reaped(), "segment")
+        + " reaped since start" + (engine.dryRun() ? " (dry run: nothing unlinked)" : "");
   }
 
   private void waitAndHandle() throws IOException {
@@ -412,7 +422,7 @@ final class Worker implements Runnable {
     for (ShmMount m : j.snapshot().mounts()) {
       now.add(m.dev());
       if (!knownMounts.contains(m.dev())) {
-        sink.emit(Alert.of(EventKind.MOUNT_ADDED, "watching " + m.displayName() + " (" + m.origin() + ", device "
+        sink.emit(Alert.of(EventKind.MOUNT_ADDED, "watching " + m.displayName() + " (" + m.origin().label() + ", device "
             + m.dev() + ")").with("SHM_MOUNT", m.displayName()).with("SHM_CONTAINER", m.container()));
       }
     }

@@ -26,13 +26,14 @@ public record MountSpace(String name, String dev, long sizeBytes, long freeBytes
 
   /**
    * The room in {@code m} as {@code usage} measured it, with what {@code j} found leaked there
-   * (what a clean would give back).
+   * (what a clean would give back: not the files of a family that is only reported).
    */
   public static MountSpace of(org.shmguard.model.ShmMount m, org.shmguard.model.ShmMount.Usage usage,
       org.shmguard.policy.Judgement j) {
     long leaked = 0;
     for (org.shmguard.policy.Assessment a : j.segments()) {
-      if (a.mount() != null && a.mount().dev().equals(m.dev()) && a.verdict() == org.shmguard.policy.Verdict.LEAKED) {
+      if (a.mount() != null && a.mount().dev().equals(m.dev()) && a.verdict() == org.shmguard.policy.Verdict.LEAKED
+          && a.mayReap()) {
         leaked += a.segment().allocatedBytes();
       }
     }
