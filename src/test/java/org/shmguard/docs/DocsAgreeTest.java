@@ -93,9 +93,9 @@ class DocsAgreeTest {
   }
 
   private static List<Path> documents() throws IOException {
-    List<Path> docs = new ArrayList<>(List.of(Path.of("README.md")));
+    List<Path> docs = new ArrayList<>(List.of(Path.of("README.md").toAbsolutePath()));
     try (Stream<Path> files = Files.list(Path.of("docs"))) {
-      files.filter(p -> p.toString().endsWith(".md")).sorted().forEach(docs::add);
+      files.filter(p -> p.toString().endsWith(".md")).sorted().map(Path::toAbsolutePath).forEach(docs::add);
     }
     return docs;
   }
