@@ -45,8 +45,8 @@ NOT_ANSWERED = 69  # EX_UNAVAILABLE: the shmguard mode's "run the JVM instead"
 MAX_LINE = 160  # node-problem-detector's max_output_length as shipped
 ME = "shmguard_client"
 
-USAGE = ("usage: shmguard_client.py advise [--local-ranks N] [--nccl-version V] [--format env|json]"
-         " [--socket PATH] [--timeout SECONDS]\n"
+USAGE = ("usage: shmguard_client.py advise [--local-ranks N] [--nccl-version V] [--nodes N] [--p2p yes|no]"
+         " [--processes N] [--format env|json] [--socket PATH] [--timeout SECONDS]\n"
          "       shmguard_client.py check [--condition all|full|leak|down] [--socket PATH] [--timeout SECONDS]\n"
          "       shmguard_client.py scan [--json] [--socket PATH] [--timeout SECONDS]\n")
 
@@ -152,9 +152,37 @@ def socket_of(opts):
     return opts.get("socket") or os.environ.get("SHMGUARD_ADVICE_SOCKET") or DEFAULT_SOCKET
 
 
-def advise(args):
-    opts = parse(args, {"--local-ranks": "ranks", "--nccl-version": "nccl", "--format": "format",
-                        "--socket": "socket", "--timeout": "timeout", "--shm": "shm"})
+def numa_allowed():
+    """Whether this process may make the NUMA memory-policy calls NCCL's cuMem host memory needs:
+    always without a seccomp filter; under Docker's default filter only with CAP_SYS_NICE (23) in
+    the bounding set. The same rule as the Java client (host.ProcessConfinement); None if unknown."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            status = f.read(65536).decode("ascii", "replace")
+    except OSError:
+        return None
+    bnd = mode = None
+    for line in status.split("\n"):
+        key, _, value = line.partition(":")
+        try:
+            if key == "CapBnd":
+                bnd = int(value.strip(), 16)
+            elif key == "Seccomp":
+                mode = int(value.strip())
+        except ValueError:
+            return None
+    if bnd is None or mode not in (0, 1, 2):
+        return None
+    return mode == 0 or (mode == 2 and (bnd >> 23) & 1 == 1)
+
+
+ADVISE_OPTIONS = {"--local-ranks": "ranks", "--nccl-version": "nccl", "--format": "format", "--nodes": "nodes",
+                  "--p2p": "p2p", "--processes": "procs"}
+
+
+def advise_request(opts):
+    """(request, shape) for ADVISE: the request line without the job's shape beyond ranks and
+    version, and that shape (" nodes=... p2p=... procs=... numa=...", maybe empty)."""
     request = "ADVISE v1"
     if "ranks" in opts:
         request += " ranks=" + word(opts["ranks"], "--local-ranks", DIGITS)
@@ -167,10 +195,40 @@ def advise(args):
     if fmt not in ("env", "json"):
         raise Usage("--format must be env or json, not %r" % fmt[:40])
     request += " format=" + fmt
+    # The job's shape beyond ranks and version, as `shmguard advise` sends it; a daemon older than
+    # these keys refuses them, and is asked again without them.
+    shape = ""
+    if "nodes" in opts:
+        shape += " nodes=" + word(opts["nodes"], "--nodes", DIGITS)
+    if "p2p" in opts:
+        if opts["p2p"] not in ("yes", "no"):
+            raise Usage("--p2p must be yes or no, not %r" % opts["p2p"][:40])
+        shape += " p2p=" + opts["p2p"]
+    if "procs" in opts:
+        shape += " procs=" + word(opts["procs"], "--processes", DIGITS)
+    numa = numa_allowed()
+    if numa is not None:
+        shape += " numa=" + ("yes" if numa else "no")
+    return request, shape
+
+
+def ask_advice(path, request, shape, timeout):
+    try:
+        return ask(path, request + shape, timeout)
+    except Refused as e:
+        if not shape or e.code != "bad-request":
+            raise
+        return ask(path, request, timeout)
+
+
+def advise(args):
+    known = dict(ADVISE_OPTIONS, **{"--socket": "socket", "--timeout": "timeout", "--shm": "shm"})
+    opts = parse(args, known)
+    request, shape = advise_request(opts)
     path = socket_of(opts)
     timeout = timeout_of(opts, "2")
     try:
-        body = ask(path, request, timeout)
+        body = ask_advice(path, request, shape, timeout)
     except Refused as e:
         sys.stderr.write("%s: the daemon answered: %s: %s\n" % (ME, e.code, e))
         return 1
@@ -297,22 +355,11 @@ def as_shmguard(args):
         return status, (facts["SHMGUARD_LINE"] + "\n").encode("utf-8")
     if command == "advise":
         try:
-            opts = parse(rest, {"--local-ranks": "ranks", "--nccl-version": "nccl", "--format": "format"})
-            request = "ADVISE v1"
-            if "ranks" in opts:
-                request += " ranks=" + word(opts["ranks"], "--local-ranks", DIGITS)
-            if "nccl" in opts:
-                request += " nccl=" + word(opts["nccl"], "--nccl-version", VERSION_CHARS)
+            request, shape = advise_request(parse(rest, ADVISE_OPTIONS))
         except Usage:
             return None  # the command says what is wrong, in its own words
-        fmt = opts.get("format", "env")
-        if fmt not in ("env", "json"):
-            return None
-        dev = shm_dev("/dev/shm")
-        if dev is not None:
-            request += " dev=" + dev
         try:
-            return 0, ask(path, request + " format=" + fmt, 2)
+            return 0, ask_advice(path, request, shape, 2)
         except (Refused, OSError):
             return None
     return None

@@ -20,7 +20,7 @@ public record Request(Verb verb, Map<String, String> args) {
   /** What a client may ask, and which keys each verb accepts. */
   public enum Verb {
     PING(Set.of()),
-    ADVISE(Set.of("ranks", "nccl", "dev", "format")),
+    ADVISE(Set.of("ranks", "nccl", "dev", "format", "nodes", "p2p", "procs", "numa")),
     CHECK(Set.of()),
     SCAN(Set.of("format")),
     REMOUNT(Set.of("dev", "size")),
@@ -60,7 +60,7 @@ public record Request(Verb verb, Map<String, String> args) {
     }
     List<String> words = List.of(line.trim().split(" +"));
     if (words.isEmpty() || words.get(0).isEmpty()) {
-      throw new ProtocolException(ProtocolException.BAD_REQUEST, "empty request; send PING, CHECK v1 or ADVISE v1 [ranks=N] [nccl=V] [dev=MAJ:MIN] [format=env|json]");
+      throw new ProtocolException(ProtocolException.BAD_REQUEST, "empty request; send PING, CHECK v1 or ADVISE v1 [ranks=N] [nccl=V] [dev=MAJ:MIN] [format=env|json] [nodes=N] [p2p=yes|no] [procs=N] [numa=yes|no]");
     }
     Verb verb;
     try {

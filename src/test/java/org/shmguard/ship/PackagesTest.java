@@ -21,6 +21,10 @@ class PackagesTest {
       "/etc/shmguard/shmguard.yaml",
       "/usr/share/man/man1/shmguard.1.gz",
       "/usr/share/man/man1/shmguard-launch.1.gz",
+      "/usr/share/man/man5/shmguard.yaml.5.gz",
+      "/usr/share/doc/shmguard/README.md",
+      "/usr/share/doc/shmguard/docs/configuration.md",
+      "/usr/share/doc/shmguard/docs/operator-guide.md",
       "/usr/share/bash-completion/completions/shmguard",
       "/usr/share/doc/shmguard/copyright",
       "/usr/share/doc/shmguard/changelog.gz",
@@ -83,6 +87,21 @@ class PackagesTest {
     assertThat(Cmd.run("rpm", "-qp", "--scripts", rpm.toString()))
         .contains("systemctl --no-reload preset shmguard.service")
         .contains("systemctl try-restart shmguard.service");
+  }
+
+  @Test
+  void bothPackagesHoldEveryDocumentOfTheTree() throws Exception {
+    Packages.requireTool("/usr/bin/dpkg-deb");
+    Packages.requireTool("/usr/bin/rpm");
+    String deb = Cmd.run("dpkg-deb", "--contents", Packages.deb().toString());
+    String rpm = Cmd.run("rpm", "-qp", "--list", Packages.rpm().toString());
+    try (var docs = Files.list(Path.of("docs"))) {
+      for (Path doc : docs.filter(p -> p.toString().endsWith(".md")).toList()) {
+        String installed = "/usr/share/doc/shmguard/docs/" + doc.getFileName();
+        assertThat(deb).as("deb holds " + installed).contains(" ." + installed + "\n");
+        assertThat(rpm).as("rpm holds " + installed).contains(installed + "\n");
+      }
+    }
   }
 
   @Test
