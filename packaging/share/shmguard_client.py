@@ -349,8 +349,8 @@ def as_shmguard(args):
         except (Refused, OSError):
             return None
         facts = dict(line.partition("=")[::2] for line in body.decode("utf-8", "replace").splitlines())
-        if "SHMGUARD_LINE" not in facts:
-            return None
+        if "SHMGUARD_LINE" not in facts or "SHMGUARD_PASS_AGE_SECONDS" not in facts:
+            return None  # no pass yet: the command makes its own
         status = {"ok": 0, "problem": 1}.get(facts.get("SHMGUARD_HEALTH"), 2)
         return status, (facts["SHMGUARD_LINE"] + "\n").encode("utf-8")
     if command == "advise":

@@ -34,7 +34,7 @@ final class CheckCommand implements Callable<Integer> {
     try {
       Config config = common.loadConfig();
       DaemonAnswer answer = DaemonAnswer.ask(common, config, local, "CHECK v1", false);
-      if (answer.answered()) {
+      if (answer.answered() && answer.body().contains("\nSHMGUARD_PASS_AGE_SECONDS=")) { // else no pass yet: make one here
         return printDaemons(answer.body());
       }
       health = Health.of(Engine.create(config, common.hostPaths()).judge(), config.capacity().critical(),
