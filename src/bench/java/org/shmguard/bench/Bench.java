@@ -246,6 +246,7 @@ public final class Bench {
     r.target("startToReadyMs", 400, true, "< 400 ms");
     r.target("burst.missed", 0, true, "0");
     r.target("socket.p99Ms", 5, true, "< 5 ms");
+    r.target("scanCliDaemon.ratioLsof", 1.0, true, "<= 1 x lsof /dev/shm");
   }
 
   static void log(String fmt, Object... args) {

@@ -65,6 +65,7 @@ final class DaemonBench {
         reapDelay(d, f);
         burst(d, f);
         socket();
+        ColdScanBench.run(r, Path.of("/run/shmguard/advice.sock"));
         r.put("daemon.aliveAtEnd", d.isAlive());
       }
     }

@@ -19,7 +19,29 @@ public record Alert(EventKind kind, String message, List<Map.Entry<String, Strin
   public Alert {
     Objects.requireNonNull(kind, "kind");
     Objects.requireNonNull(message, "message");
+    message = oneLine(message);
     fields = List.copyOf(fields);
+  }
+
+  /**
+   * The text with every line break and other control character shown escaped (\n, \x1b): a
+   * message is one line in the journal and on a terminal, whatever an error text or a file name
+   * quoted in it holds.
+   */
+  public static String oneLine(String text) {
+    StringBuilder sb = null;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (Character.isISOControl(c)) {
+        if (sb == null) {
+          sb = new StringBuilder(text.length() + 8).append(text, 0, i);
+        }
+        sb.append(c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : String.format("\\x%02x", (int) c));
+      } else if (sb != null) {
+        sb.append(c);
+      }
+    }
+    return sb == null ? text : sb.toString();
   }
 
   public static Alert of(EventKind kind, String message) {

@@ -8,6 +8,7 @@ import org.shmguard.config.Config;
 import org.shmguard.daemon.Service;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 @Command(name = "daemon", mixinStandardHelpOptions = true,
     description = "Run in the foreground as a service: watch every shm mount with inotify and every holder's exit, reap leaked segments with their evidence, alert on capacity through journald, answer launchers on the advice socket, grow a tmpfs past critical where remount.enabled allows, and tell systemd (Type=notify) when it is ready, what it is doing, and that it is alive. Stops on SIGTERM or SIGINT.",
@@ -19,9 +20,17 @@ import picocli.CommandLine.Mixin;
 final class DaemonCommand implements Callable<Integer> {
   @Mixin CommonOptions common;
 
+  @Option(names = {"-n", "--dry-run"}, description = "Change nothing on the host: watch, judge and report as the service "
+      + "does, log every segment it would reap (\"dry run: would reap ...\", with its verdict, reason and any blocker) and "
+      + "every remount it would make, and unlink, rename or remount nothing. The same as reap.dryRun: true.")
+  boolean dryRun;
+
   @Override
   public Integer call() throws Exception {
     Config config = common.loadConfig();
+    if (dryRun) {
+      config = config.withDryRun();
+    }
     Main.setLogLevel(config.log().level());
     PrintWriter err = common.spec.commandLine().getErr();
     Service.Ending ending;
@@ -49,7 +58,7 @@ final class DaemonCommand implements Callable<Integer> {
   /** Start-up failures apart from those of closing: only the first are "cannot start". */
   private Service startService(Config config) throws SocketInUseException, StartFailed {
     try {
-      return Service.start(config, common.hostPaths());
+      return Service.start(config, common.hostPaths(), ScanOutput::render);
     } catch (SocketInUseException e) {
       throw e;
     } catch (IOException e) {

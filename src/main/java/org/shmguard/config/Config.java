@@ -25,6 +25,12 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
     return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount, metrics, namespaces);
   }
 
+  /** The same settings in a dry run (the daemon's and clean's --dry-run): reap.dryRun on. */
+  public Config withDryRun() {
+    return new Config(source, mounts, new Reap(true, reap.grace(), reap.patterns(), reap.deny(), reap.requireHostPidNamespace(),
+        reap.examineLimit(), reap.families()), daemon, log, capacity, advice, remount, metrics, namespaces);
+  }
+
   /** Whether "auto" discovery is on. */
   public boolean autoDiscover() {
     return mounts.contains("auto");

@@ -74,6 +74,9 @@ public final class Daemon implements AutoCloseable {
   static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
       Function<Engine, Actor> acts, List<Consumer<Engine.Pass>> listeners, Duration passDeadline) throws IOException {
     Config.Daemon d = config.daemon();
+    if (config.reap().dryRun()) {
+      LOG.warn("shmguard starting in a dry run: it reports what it would reap and remount, and changes nothing");
+    }
     LOG.info("shmguard starting with {}: sweep every {}, rediscovery every {}, grace {}, patterns {}, deny {}{}; {}",
         config.source(), Durations.human(d.interval()), Durations.human(d.rediscover()),
         Durations.human(config.reap().grace()), config.reap().patterns(), config.reap().deny(),

@@ -12,6 +12,7 @@ import java.util.function.Function;
 import org.shmguard.advice.AdviceService;
 import org.shmguard.advice.HostActions;
 import org.shmguard.advice.ProtocolException;
+import org.shmguard.advice.ScanAnswer;
 import org.shmguard.advice.SocketInUseException;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.AlertSink;
@@ -33,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * {@code outcomes} (the metrics) as data.
  *
  * <pre>{@code
- * DaemonAdvice advice = DaemonAdvice.start(config, paths, sink, metrics::remounted, metrics::adviceAnswered);
+ * DaemonAdvice advice = DaemonAdvice.start(config, paths, sink, metrics::remounted, metrics::adviceAnswered, scans);
  * Daemon daemon = Daemon.start(config, paths, sink, notifier, advice.acts(sink), List.of(), PassThread.DEADLINE);
  * advice.attach(daemon);
  * }</pre>
@@ -56,8 +57,8 @@ final class DaemonAdvice implements Closeable {
    * answering there is thrown ({@link SocketInUseException}): this one must not start.
    */
   static DaemonAdvice start(Config config, HostPaths paths, AlertSink sink, Consumer<RemountOutcome> outcomes,
-      BiConsumer<String, ShmMount> answered) throws IOException {
-    Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC());
+      BiConsumer<String, ShmMount> answered, ScanAnswer.Renderer scans) throws IOException {
+    Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC()).dryRun(config.reap().dryRun());
     remounter.onOutcome(o -> {
       sink.emit(alert(o));
       outcomes.accept(o);
@@ -65,7 +66,7 @@ final class DaemonAdvice implements Closeable {
     DaemonAdvice advice = new DaemonAdvice(remounter);
     if (config.advice().enabled()) {
       try {
-        advice.service = AdviceService.start(config, paths, advice.actions());
+        advice.service = AdviceService.start(config, paths, advice.actions(), scans);
         advice.service.onAnswer(answered);
       } catch (SocketInUseException e) {
         throw e;
@@ -111,8 +112,9 @@ final class DaemonAdvice implements Closeable {
         }
         long done = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED
             || o.result() == ReapOutcome.Result.WOULD_REAP).count();
-        return (pass.dryRun() ? "would reap " : "reaped ") + done + " of " + pass.outcomes().size() + " candidates; "
-            + pass.judgement().plan().blockers().size() + " blockers";
+        return (pass.dryRun() ? "would reap " : "reaped ") + done + " of "
+            + org.shmguard.policy.Counts.of(pass.outcomes().size(), "candidate") + "; "
+            + org.shmguard.policy.Counts.of(pass.judgement().plan().blockers().size(), "blocker");
       }
     };
   }

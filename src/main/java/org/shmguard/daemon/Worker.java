@@ -65,6 +65,8 @@ final class Worker implements Runnable {
   private final long settleNanos;
   /** The decide stage after a judgement: what to reap, raise, advise and remount, and when a grace ends. */
   private final Planner planner;
+  /** In a dry run, each file's verdict in the log when it changes. */
+  private final DryRunVerdicts dryRunLog = new DryRunVerdicts();
   /** The act stage for the planner's actions: the reap on the pass thread, the rest on this one. */
   private final Actor actor;
   /**
@@ -181,17 +183,27 @@ final class Worker implements Runnable {
       while (!stopping) {
         waitAndHandle();
       }
+      LOG.info("shmguard stopping: asked to stop; {}", doneSoFar());
     } catch (IOException | RuntimeException e) {
       failed = true;
       LOG.error("the worker loop failed: {}", e.toString(), e);
+      LOG.error("shmguard stopping on an error; {}", doneSoFar());
     } finally {
       passThread.close();
       failWaiters(new IllegalStateException("the daemon is stopping"));
       notifier.stopping();
       exits.close();
       mounts.close();
+      LOG.info("shmguard stopped");
       done.countDown();
     }
+  }
+
+  /** "12 passes, 3 segments reaped since start": the stop line's account. */
+  private String doneSoFar() {
+    DaemonStatus st = status;
+    return org.shmguard.policy.Counts.of(st.passes(), "pass") + ", " + org.shmguard.policy.Counts.of(st.reaped(), "segment")
+        + " reaped since start" + (engine.dryRun() ? " (dry run: nothing unlinked)" : "");
   }
 
   private void waitAndHandle() throws IOException {
@@ -335,6 +347,9 @@ final class Worker implements Runnable {
     Judgement j = pass.judgement();
     for (String w : j.snapshot().warnings()) {
       LOG.debug("{}", w);
+    }
+    if (pass.dryRun()) {
+      dryRunLog.log(j);
     }
     for (Action a : planner.report(j, pass.outcomes(), PathWalks.shared().stuckPaths())) {
       carry(a);

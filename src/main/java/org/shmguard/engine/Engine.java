@@ -142,6 +142,11 @@ public final class Engine {
     return reaper.carry(r);
   }
 
+  /** True when every pass only reports (reap.dryRun, or the daemon's --dry-run): nothing is unlinked. */
+  public boolean dryRun() {
+    return dryRun;
+  }
+
   public ReapPolicy policy() {
     return policy;
   }

@@ -9,6 +9,8 @@ import org.shmguard.model.Dev;
 import org.shmguard.model.MountContents;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.policy.Bytes;
+import org.shmguard.policy.Counts;
 
 /**
  * One {@code too_many_files} event when a mount's root holds more entries than a pass examines
@@ -34,9 +36,10 @@ final class FileCountAlerts {
   }
 
   static Alert alert(ShmMount m, MountContents c) {
-    String message = m.displayName() + " holds " + c.entries() + " entries (" + c.files() + " files, " + c.fileBytes()
-        + " bytes), more than reap.examineLimit (" + c.limit() + "); " + c.matching() + " have reapable names, "
-        + c.unexamined() + " of them wait for a later pass; memory stays bounded, passes take longer";
+    String message = m.displayName() + " holds " + Counts.of(c.entries(), "entry") + " (" + Counts.of(c.files(), "file") + ", "
+        + Bytes.human(c.fileBytes()) + "), more than reap.examineLimit (" + c.limit() + "); " + c.matching()
+        + (c.matching() == 1 ? " has a reapable name, " : " have reapable names, ") + c.unexamined()
+        + " of them wait for a later pass; memory stays bounded, passes take longer";
     return Alert.of(EventKind.TOO_MANY_FILES, message)
         .with("SHM_MOUNT", m.displayName())
         .with("SHM_CONTAINER", m.container())

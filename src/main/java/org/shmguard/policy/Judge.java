@@ -166,17 +166,20 @@ public final class Judge {
     for (HolderRef h : holders) {
       byPid.computeIfAbsent(h.pid(), p -> new ArrayList<>()).add(h.access().label());
     }
-    StringBuilder sb = new StringBuilder();
-    byPid.forEach((pid, how) -> sb.append(sb.length() == 0 ? "" : ", ").append("pid ").append(pid)
-        .append(" (").append(String.join("+", how)).append(')'));
-    return sb.toString();
+    List<String> each = new ArrayList<>();
+    byPid.forEach((pid, how) -> each.add("pid " + pid + " (" + String.join("+", how) + ")"));
+    return firstFew(each);
   }
 
   private static String describeInfos(List<ProcessInfo> infos) {
-    StringBuilder sb = new StringBuilder();
-    for (ProcessInfo p : infos) {
-      sb.append(sb.length() == 0 ? "" : ", ").append(p.describe());
-    }
-    return sb.toString();
+    return firstFew(infos.stream().map(ProcessInfo::describe).toList());
+  }
+
+  /** How many holders a reason names; the rest are counted ("and 61 more"), so that a reason stays one readable line. */
+  static final int NAMED_HOLDERS = 3;
+
+  private static String firstFew(List<String> items) {
+    String named = String.join(", ", items.subList(0, Math.min(NAMED_HOLDERS, items.size())));
+    return items.size() > NAMED_HOLDERS ? named + " and " + (items.size() - NAMED_HOLDERS) + " more" : named;
   }
 }

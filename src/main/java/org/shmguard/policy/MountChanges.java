@@ -24,7 +24,7 @@ final class MountChanges {
     for (ShmMount m : snap.mounts()) {
       now.put(m.dev(), m);
       if (!known.containsKey(m.dev())) {
-        sink.accept(Alert.of(EventKind.MOUNT_ADDED, "watching " + m.displayName() + " (" + m.origin() + ", device "
+        sink.accept(Alert.of(EventKind.MOUNT_ADDED, "watching " + m.displayName() + " (" + m.origin().label() + ", device "
             + m.dev() + ")").with("SHM_MOUNT", m.displayName()).with("SHM_CONTAINER", m.container()));
       }
     }

@@ -86,7 +86,7 @@ public final class Planner {
     for (MountReport r : j.mounts()) {
       var u = r.mount().usage();
       double pct = u == null ? 0 : 100 * u.usedFraction();
-      alerts.add(capacity.mountAlert(EventKind.SUMMARY, r, j.snapshot(), pct,
+      alerts.add(capacity.mountAlert(EventKind.SUMMARY, r, j, pct,
           String.format("summary: %s is %.0f%% full (%s)", r.mount().displayName(), pct,
               capacity.level(r.mount().dev()).label())).with("SHM_REAPED_TOTAL", reapedTotal));
     }

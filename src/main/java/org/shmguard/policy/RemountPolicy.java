@@ -51,17 +51,17 @@ public record RemountPolicy(boolean enabled, SizeSpec target, SizeSpec max, Dura
     long want = requested != null ? requested : target.resolve(ramBytes);
     String capped = "";
     if (want > cap) {
-      capped = " (capped from " + want + " by remount.maxSize " + max + ")";
+      capped = " (capped from " + Bytes.human(want) + " by remount.maxSize " + max + ")";
       want = cap;
     }
     want = want / PAGE * PAGE;
     if (want <= sizeBytes) {
-      return new Decision(false, sizeBytes, sizeBytes, "a remount only grows: " + want + " bytes" + capped
-          + " is not above the current size " + sizeBytes);
+      return new Decision(false, sizeBytes, sizeBytes, "a remount only grows: " + Bytes.human(want) + capped
+          + " is not above the current size " + Bytes.human(sizeBytes));
     }
     if (want < usedBytes) {
-      return new Decision(false, sizeBytes, sizeBytes, want + " bytes is below the " + usedBytes + " in use");
+      return new Decision(false, sizeBytes, sizeBytes, Bytes.human(want) + " is below the " + Bytes.human(usedBytes) + " in use");
     }
-    return new Decision(true, sizeBytes, want, "grow from " + sizeBytes + " to " + want + " bytes" + capped);
+    return new Decision(true, sizeBytes, want, "grow from " + Bytes.human(sizeBytes) + " to " + Bytes.human(want) + capped);
   }
 }

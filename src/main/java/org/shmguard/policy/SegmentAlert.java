@@ -20,7 +20,7 @@ public final class SegmentAlert {
   public static Alert of(EventKind kind, String verb, Assessment a, String why) {
     Segment s = a.segment();
     String mount = a.mount() == null ? "?" : a.mount().displayName();
-    Alert alert = Alert.of(kind, verb + " " + mount + "/" + s.displayName() + " (" + s.allocatedBytes() + " bytes, "
+    Alert alert = Alert.of(kind, verb + " " + mount + "/" + s.displayName() + " (" + Bytes.human(s.allocatedBytes()) + ", "
             + a.kind() + ", age " + Durations.human(a.age()) + "): " + why)
         .with("SHM_MOUNT", mount)
         .with("SHM_SEGMENT", s.displayName())

@@ -15,6 +15,9 @@ import org.shmguard.model.FileKey;
  * /proc pass once per stretch of incomplete passes. No I/O; it remembers what it raised.
  */
 final class SegmentAlerts {
+  /** How a dry run's leaked segment is reported: what the daemon would have done. */
+  static final String WOULD_REAP = "dry run: would reap";
+
   private Set<FileKey> reportedLeaks = new HashSet<>();
   private Set<FileKey> reportedFailures = new HashSet<>();
   private boolean blocked;
@@ -32,7 +35,7 @@ final class SegmentAlerts {
       } else if (o.wouldReap()) {
         leaks.add(key);
         if (!reportedLeaks.contains(key)) {
-          sink.accept(describe(EventKind.SEGMENT_LEAKED, "leaked (dry run, not reaped)", a, o.detail()));
+          sink.accept(describe(EventKind.SEGMENT_LEAKED, WOULD_REAP, a, o.detail()));
         }
       } else if (o.failed()) {
         failures.add(key);

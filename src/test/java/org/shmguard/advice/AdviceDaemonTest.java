@@ -75,7 +75,8 @@ class AdviceDaemonTest {
     Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "remount-");
     Path socket = dir.resolve("advice.sock");
     try (TmpfsMount shm = TmpfsMount.create("size=1m,mode=1777,nosuid,nodev")) {
-      Path config = TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  dryRun: true\n  requireHostPidNamespace: false\n"
+      // Not a dry run: a dry run remounts nothing, not even for root (DaemonDryRunTest); no file here has a name to reap.
+      Path config = TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  requireHostPidNamespace: false\n"
           + "daemon:\n  interval: 1s\nadvice:\n  socket: " + socket + "\n  envFile: " + dir.resolve("advice.env") + "\n"
           + "remount:\n  enabled: true\n  targetSize: 2M\n  maxSize: 16M\n  cooldown: 1h\n");
       Process daemon = new ProcessBuilder(Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
@@ -83,7 +84,7 @@ class AdviceDaemonTest {
           .redirectErrorStream(true).redirectOutput(dir.resolve("daemon.log").toFile()).start();
       try {
         String grown = eventually(() -> AdviceClient.ask(socket, "REMOUNT v1 dev=" + shm.dev() + " size=8388608", Duration.ofSeconds(30)));
-        assertThat(grown).startsWith("grew " + shm.path() + " from 1048576 to 8388608 bytes");
+        assertThat(grown).startsWith("grew " + shm.path() + " from 1.0M to 8.0M");
         assertThat(Cmd.run("findmnt", "-n", "-o", "OPTIONS", shm.path().toString())).contains("nosuid", "nodev", "size=8192k");
 
         assertThatThrownBy(() -> AdviceClient.ask(socket, "REMOUNT v1 dev=" + shm.dev() + " size=16777216", Duration.ofSeconds(30)))
