@@ -69,7 +69,7 @@ public final class Engine {
   /**
    * One judgement and, when reaping ran, what was done.
    *
-   * @param took how long the whole pass took: observe, judge, and reap with its confirming pass
+   * @param took how long the whole pass took: observe, judge, plan, and reap with its confirming pass
    */
   public record Pass(Judgement judgement, List<ReapOutcome> outcomes, boolean dryRun, java.time.Duration took) {
     public Pass {
