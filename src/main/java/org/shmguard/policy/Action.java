@@ -7,7 +7,8 @@ import org.shmguard.model.ShmMount;
 
 /**
  * One thing the decide stage asks the act stage to do, in a {@link Plan}. A {@link Reap} comes
- * first and is carried out on the pass's own thread right after the judgement; the rest follow.
+ * first and is carried out right after the judgement, with nothing between (in the daemon, on its
+ * pass thread); the rest follow.
  *
  * <pre>{@code
  * for (Action a : plan.actions()) actor.carry(a);
