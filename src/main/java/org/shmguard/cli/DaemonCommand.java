@@ -8,6 +8,7 @@ import org.shmguard.advice.SocketInUseException;
 import org.shmguard.config.Config;
 import org.shmguard.daemon.AlertSink;
 import org.shmguard.daemon.Daemon;
+import org.shmguard.daemon.LogAlertSink;
 import org.shmguard.daemon.StopSignals;
 import org.shmguard.metrics.CountingAlertSink;
 import org.shmguard.metrics.MetricsOutputs;
@@ -33,6 +34,10 @@ final class DaemonCommand implements Callable<Integer> {
     Config config = common.loadConfig();
     Main.setLogLevel(config.log().level());
     AlertSink journal = JournalAlertSink.choose();
+    if (Boolean.getBoolean("shmguard.training")) {
+      // make-cds-archive's training run (a dry run, to record the daemon's classes): its findings are no alerts.
+      journal = new LogAlertSink();
+    }
     // A metrics port it cannot listen on is alerted and retried, never a reason not to start.
     try (MetricsOutputs metrics = MetricsOutputs.start(config, journal)) {
       return run(config, metrics, new CountingAlertSink(journal, metrics));
