@@ -19,6 +19,7 @@ import org.yaml.snakeyaml.events.ScalarEvent;
 import org.yaml.snakeyaml.events.SequenceStartEvent;
 import org.yaml.snakeyaml.parser.Parser;
 import org.yaml.snakeyaml.parser.ParserImpl;
+import org.yaml.snakeyaml.reader.ReaderException;
 import org.yaml.snakeyaml.reader.StreamReader;
 
 /**
@@ -38,13 +39,15 @@ final class YamlReader {
 
   private final Parser parser;
   private final String source;
+  private final String text;
   /** The last key read and its line, to name the key a syntax error is in. */
   private String lastKey;
   private int lastKeyLine;
 
-  private YamlReader(Parser parser, String source) {
+  private YamlReader(Parser parser, String source, String text) {
     this.parser = parser;
     this.source = source;
+    this.text = text;
   }
 
   private static LoaderOptions loaderOptions() {
@@ -57,7 +60,7 @@ final class YamlReader {
   static YamlNode parse(Reader reader, String source) throws ConfigException {
     String text = readBounded(reader, source);
     refuseControlCharacters(text, source);
-    YamlReader r = new YamlReader(new ParserImpl(new StreamReader(text), loaderOptions()), source);
+    YamlReader r = new YamlReader(new ParserImpl(new StreamReader(text), loaderOptions()), source, text);
     try {
       return r.document();
     } catch (YAMLException e) {
@@ -220,7 +223,10 @@ final class YamlReader {
   private ConfigException syntaxError(YAMLException e) {
     int line = 0;
     String problem = oneLine(String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
-    if (e instanceof MarkedYAMLException marked && marked.getProblemMark() != null) {
+    if (e instanceof ReaderException unreadable) {
+      // A character YAML does not allow (U+FFFE, a lone surrogate): SnakeYAML gives its position, not its line.
+      line = lineOfCodePoint(unreadable.getPosition());
+    } else if (e instanceof MarkedYAMLException marked && marked.getProblemMark() != null) {
       line = marked.getProblemMark().getLine() + 1;
       problem = oneLine(marked.getProblem());
       Mark context = marked.getContextMark();
@@ -230,6 +236,15 @@ final class YamlReader {
     }
     String key = lastKey != null && lastKeyLine == line ? lastKey : null;
     return new ConfigException(source, line, key, "not valid YAML: " + problem);
+  }
+
+  private int lineOfCodePoint(int position) {
+    int line = 1;
+    int end = text.offsetByCodePoints(0, Math.min(position, text.codePointCount(0, text.length())));
+    for (int i = 0; i < end; i++) {
+      line += text.charAt(i) == '\n' ? 1 : 0;
+    }
+    return line;
   }
 
   /** SnakeYAML's text on one line: it lays a message out over several, and shows a tab as \t(TAB). */
