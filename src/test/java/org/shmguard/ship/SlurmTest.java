@@ -97,7 +97,7 @@ class SlurmTest {
       assertThat(slurm.output(leakJob)).contains("leaves " + segment);
       assertThat(slurm.output(next)).isEqualTo("gone\n");
       assertThat(segment).doesNotExist();
-      assertThat(Files.readString(epilogLog)).contains("shmguard-epilog: job " + leakJob + ": clean pass done: reaped 1 of 1 candidates");
+      assertThat(Files.readString(epilogLog)).contains("shmguard-epilog: job " + leakJob + ": clean pass done: reaped 1 of 1 candidate;");
       awaitIdle();
     } finally {
       stop(daemon);
