@@ -463,6 +463,30 @@ public final class ProcCalls implements AutoCloseable {
     return readLink(procFd, cString(path));
   }
 
+  /**
+   * The inode number in the namespace link /proc/PID/ns/NAME ("mnt:[4026531841]"), read without
+   * making a String: discovery reads one per process.
+   *
+   * @return the inode number, or -errno (-ENOENT also for a link of another form)
+   */
+  public long namespaceInode(int pid, String name) {
+    try {
+      int n = (int) readlinkat(procFd, relative(pid, "ns/" + name), link, link.length);
+      long v = 0;
+      int i = 0;
+      while (i < n && link[i] != '[') {
+        i++;
+      }
+      int start = ++i;
+      for (; i < n && link[i] >= '0' && link[i] <= '9' && i - start < 19; i++) {
+        v = v * 10 + (link[i] - '0');
+      }
+      return i > start && i < n && link[i] == ']' ? v : -ENOENT;
+    } catch (LastErrorException e) {
+      return -e.getErrorCode();
+    }
+  }
+
   /** The text of the link /proc/PID/PATH, or null if it could not be read. */
   public String readLink(int pid, String path) {
     byte[] p = relative(pid, path);
