@@ -2,7 +2,7 @@ package org.shmguard.advice;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import org.shmguard.daemon.KeptFile;
+import org.shmguard.host.KeptFile;
 
 /**
  * Keeps the advice file (/run/shmguard/advice.env) current: KEY=VALUE lines for the host's own

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import org.shmguard.policy.Advice;
 
 /**
  * Advice as text: KEY=VALUE lines a shell reads one by one (never evaluates), or one JSON

@@ -2,6 +2,11 @@ package org.shmguard.advice;
 
 import java.io.IOException;
 import java.util.function.Supplier;
+import org.shmguard.policy.AdviceEngine;
+import org.shmguard.policy.Advice;
+import org.shmguard.policy.JobShape;
+import org.shmguard.policy.HostGpus;
+import org.shmguard.policy.MountSpace;
 import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
@@ -40,6 +45,7 @@ public final class AdviceResponder {
   private final UsageProbe probe;
   private final HostActions actions;
   private volatile java.util.function.BiConsumer<String, ShmMount> answered = (action, mount) -> { };
+  private volatile HealthAnswer health;
 
   public AdviceResponder(Supplier<Judgement> view, Supplier<HostGpus> gpus, AdviceEngine engine, UsageProbe probe,
       HostActions actions) {
@@ -54,14 +60,29 @@ public final class AdviceResponder {
   public String respond(Request req, Peer peer) throws ProtocolException {
     if (req.verb().changesHost() && !peer.root()) {
       throw new ProtocolException(ProtocolException.DENIED, req.verb() + " changes the host and only root may ask it; "
-          + peer.user() + " may ask ADVISE and PING");
+          + peer.user() + " may ask ADVISE, CHECK and PING");
     }
     return switch (req.verb()) {
       case PING -> ok("pong\n");
       case ADVISE -> ok(answer(req));
+      case CHECK -> ok(check());
       case REMOUNT -> ok(actions.remount(mount(req.arg("dev")), size(req.arg("size"))) + "\n");
       case CLEAN -> ok(actions.clean(bool(req.arg("dry-run"))) + "\n");
     };
+  }
+
+  /** Answers CHECK from now on with {@code h}'s verdict on the latest judgement. */
+  public AdviceResponder answerChecks(HealthAnswer h) {
+    this.health = h;
+    return this;
+  }
+
+  private String check() throws ProtocolException {
+    HealthAnswer h = health;
+    if (h == null) {
+      throw new ProtocolException(ProtocolException.UNAVAILABLE, "this server does not answer CHECK");
+    }
+    return h.body(view.get());
   }
 
   /** Told the action of every answer given over the socket, and its mount. */

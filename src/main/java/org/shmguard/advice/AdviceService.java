@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import org.shmguard.policy.AdviceEngine;
+import org.shmguard.policy.HostGpus;
 import org.shmguard.config.Config;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.ShmMount;
@@ -43,7 +45,7 @@ public final class AdviceService implements Consumer<Judgement>, Closeable {
     LOG.info("advice: NVIDIA driver {}, {} GPU(s) listed", gpus.driver() == null ? "not found" : gpus.driver(), gpus.gpuCount());
     AtomicReference<Judgement> ref = new AtomicReference<>();
     AdviceResponder responder = new AdviceResponder(ref::get, () -> gpus, new AdviceEngine(c.defaultLocalRanks()),
-        AdviceResponder.UsageProbe.statvfs(), actions);
+        AdviceResponder.UsageProbe.statvfs(), actions).answerChecks(HealthAnswer.of(config));
     AdviceServer.Limits limits = AdviceServer.Limits.of(c);
     AdviceServer server = AdviceServer.inherited(responder, limits);
     if (server == null) {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.shmguard.policy.HostGpus;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.DriverVersion;
 

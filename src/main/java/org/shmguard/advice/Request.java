@@ -7,7 +7,7 @@ import java.util.Set;
 
 /**
  * One request line of the advice protocol, version 1: a verb, "v1", then {@code key=value} words.
- * PING takes nothing.
+ * PING takes nothing; CHECK (the daemon's health verdict on its last pass) takes no keys.
  *
  * <pre>{@code
  * Request r = Request.parse("ADVISE v1 ranks=4 nccl=2.21.5 dev=0:25 format=env");
@@ -20,6 +20,7 @@ public record Request(Verb verb, Map<String, String> args) {
   public enum Verb {
     PING(Set.of()),
     ADVISE(Set.of("ranks", "nccl", "dev", "format")),
+    CHECK(Set.of()),
     REMOUNT(Set.of("dev", "size")),
     CLEAN(Set.of("dry-run"));
 
@@ -49,14 +50,14 @@ public record Request(Verb verb, Map<String, String> args) {
     }
     List<String> words = List.of(line.trim().split(" +"));
     if (words.isEmpty() || words.get(0).isEmpty()) {
-      throw new ProtocolException(ProtocolException.BAD_REQUEST, "empty request; send PING or ADVISE v1 [ranks=N] [nccl=V] [dev=MAJ:MIN] [format=env|json]");
+      throw new ProtocolException(ProtocolException.BAD_REQUEST, "empty request; send PING, CHECK v1 or ADVISE v1 [ranks=N] [nccl=V] [dev=MAJ:MIN] [format=env|json]");
     }
     Verb verb;
     try {
       verb = Verb.valueOf(words.get(0));
     } catch (IllegalArgumentException e) {
       throw new ProtocolException(ProtocolException.BAD_REQUEST, "unknown request \"" + clip(words.get(0))
-          + "\"; known: PING, ADVISE, REMOUNT, CLEAN");
+          + "\"; known: PING, ADVISE, CHECK, REMOUNT, CLEAN");
     }
     if (verb == Verb.PING) {
       return new Request(verb, Map.of());

@@ -4,12 +4,12 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
-import org.shmguard.advice.Advice;
+import org.shmguard.policy.Advice;
 import org.shmguard.advice.AdviceClient;
-import org.shmguard.advice.AdviceEngine;
+import org.shmguard.policy.AdviceEngine;
 import org.shmguard.advice.AdviceFormat;
-import org.shmguard.advice.JobShape;
-import org.shmguard.advice.MountSpace;
+import org.shmguard.policy.JobShape;
+import org.shmguard.policy.MountSpace;
 import org.shmguard.advice.NvidiaProc;
 import org.shmguard.advice.ProtocolException;
 import org.shmguard.config.Config;
@@ -42,7 +42,8 @@ final class AdviseCommand implements Callable<Integer> {
       description = "env (KEY=VALUE lines, for shells) or json (default: ${DEFAULT-VALUE}).")
   String format;
 
-  @Option(names = "--socket", paramLabel = "PATH", description = "The daemon's socket (default: advice.socket of the configuration).")
+  @Option(names = "--socket", paramLabel = "PATH", description = "The daemon's socket (default: $SHMGUARD_ADVICE_SOCKET, else"
+      + " advice.socket of the configuration).")
   Path socket;
 
   @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "2s",
@@ -66,7 +67,8 @@ final class AdviseCommand implements Callable<Integer> {
     JobShape shape = shape();
     Duration wait = duration(timeout);
     Config config = common.loadConfig();
-    Path sock = socket != null ? socket : config.advice().socket();
+    String fromEnv = System.getenv("SHMGUARD_ADVICE_SOCKET");
+    Path sock = socket != null ? socket : fromEnv != null && !fromEnv.isEmpty() ? Path.of(fromEnv) : config.advice().socket();
     Dev dev = ownShmDev();
     StringBuilder req = new StringBuilder("ADVISE v1");
     if (shape.localRanks() != null) {

@@ -16,7 +16,8 @@ import picocli.CommandLine.Option;
 final class CleanCommand implements Callable<Integer> {
   @Mixin CommonOptions common;
 
-  @Option(names = {"-n", "--dry-run"}, description = "Show what would be reaped, with its evidence, and unlink nothing.")
+  @Option(names = {"-n", "--dry-run"}, description = "Show what would be reaped, each file with its verdict, reason and evidence, and unlink "
+      + "nothing; a leaked file reaping may not touch now is listed as blocked, with the blocker.")
   boolean dryRun;
 
   @Option(names = "--json", description = "Print JSON for programs instead of text.")

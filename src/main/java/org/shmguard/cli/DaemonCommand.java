@@ -1,20 +1,14 @@
 package org.shmguard.cli;
 
-import java.time.Duration;
-import java.util.List;
+import java.io.IOException;
+import java.io.PrintWriter;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import org.shmguard.advice.SocketInUseException;
 import org.shmguard.config.Config;
-import org.shmguard.daemon.AlertSink;
-import org.shmguard.daemon.Daemon;
-import org.shmguard.daemon.StopSignals;
-import org.shmguard.metrics.CountingAlertSink;
-import org.shmguard.metrics.MetricsOutputs;
-import org.shmguard.systemd.JournalAlertSink;
-import org.shmguard.systemd.ServiceNotifier;
+import org.shmguard.daemon.Service;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 @Command(name = "daemon", mixinStandardHelpOptions = true,
     description = "Run in the foreground as a service: watch every shm mount with inotify and every holder's exit, reap leaked segments with their evidence, alert on capacity through journald, answer launchers on the advice socket, grow a tmpfs past critical where remount.enabled allows, and tell systemd (Type=notify) when it is ready, what it is doing, and that it is alive. Stops on SIGTERM or SIGINT.",
@@ -24,61 +18,57 @@ import picocli.CommandLine.Mixin;
         + "this host) is not a configuration error: the daemon starts, alerts once (metrics_unavailable) and retries "
         + "it with backoff."})
 final class DaemonCommand implements Callable<Integer> {
-  /** How long a stop request waits for the worker: well inside the unit's TimeoutStopSec (30 s). */
-  static final Duration STOP_GRACE = Duration.ofSeconds(5);
   @Mixin CommonOptions common;
+
+  @Option(names = {"-n", "--dry-run"}, description = "Change nothing on the host: watch, judge and report as the service "
+      + "does, log every segment it would reap (\"dry run: would reap ...\", with its verdict, reason and any blocker) and "
+      + "every remount it would make, and unlink, rename or remount nothing. The same as reap.dryRun: true.")
+  boolean dryRun;
 
   @Override
   public Integer call() throws Exception {
     Config config = common.loadConfig();
+    if (dryRun) {
+      config = config.withDryRun();
+    }
     Main.setLogLevel(config.log().level());
-    AlertSink journal = JournalAlertSink.choose();
-    // A metrics port it cannot listen on is alerted and retried, never a reason not to start.
-    try (MetricsOutputs metrics = MetricsOutputs.start(config, journal)) {
-      return run(config, metrics, new CountingAlertSink(journal, metrics));
-    }
-  }
-
-  private int run(Config config, MetricsOutputs metrics, AlertSink sink) throws Exception {
-    Daemon daemon;
-    DaemonAdvice advice;
-    try {
-      advice = DaemonAdvice.start(config, common.hostPaths(), sink, metrics::adviceAnswered);
-    } catch (SocketInUseException e) {
-      common.spec.commandLine().getErr().println("shmguard: not starting: " + e.getMessage());
-      return Main.EXIT_TEMPFAIL;
-    }
-    try (advice) {
-      try {
-        daemon = Daemon.start(config, common.hostPaths(), sink, ServiceNotifier.fromEnvironment(), List.of(advice::onPass,
-            pass -> metrics.passCompleted(pass, pass.took())));
-      } catch (java.io.IOException e) {
-        common.spec.commandLine().getErr().println("shmguard: cannot start the daemon: " + e.getMessage());
-        return Main.EXIT_SOFTWARE;
-      }
-      advice.attach(daemon);
-      CountDownLatch asked = new CountDownLatch(1);
-      Daemon running = daemon;
-      StopSignals.onTermOrInt(() -> {
-        asked.countDown();
-        running.stop();
-      });
-      while (!daemon.awaitStopped(Duration.ofSeconds(1)) && asked.getCount() > 0) {
-        // runs until a signal stops it, or the worker fails
-      }
-      if (daemon.awaitStopped(STOP_GRACE)) {
-        daemon.close();
-      } else {
+    PrintWriter err = common.spec.commandLine().getErr();
+    Service.Ending ending;
+    try (Service service = startService(config)) {
+      ending = service.runUntilStopped();
+      if (ending.stuck()) {
         // A thread that waits on a filesystem that stopped answering cannot be woken; exiting ends it.
-        common.spec.commandLine().getErr().println("shmguard: the worker did not stop within " + STOP_GRACE.toSeconds()
+        err.println("shmguard: the worker did not stop within " + Service.STOP_GRACE.toSeconds()
             + " s; exiting without it");
       }
+    } catch (SocketInUseException e) {
+      err.println("shmguard: not starting: " + e.getMessage());
+      return Main.EXIT_TEMPFAIL;
+    } catch (StartFailed e) {
+      err.println("shmguard: cannot start the daemon: " + e.getCause().getMessage());
+      return Main.EXIT_SOFTWARE;
     }
-    if (daemon.failed()) {
-      common.spec.commandLine().getErr().println("shmguard: the daemon stopped on an error (see the log above)");
+    if (ending.failed()) {
+      err.println("shmguard: the daemon stopped on an error (see the log above)");
       return Main.EXIT_SOFTWARE;
     }
     return Main.EXIT_OK;
   }
 
+  /** Start-up failures apart from those of closing: only the first are "cannot start". */
+  private Service startService(Config config) throws SocketInUseException, StartFailed {
+    try {
+      return Service.start(config, common.hostPaths());
+    } catch (SocketInUseException e) {
+      throw e;
+    } catch (IOException e) {
+      throw new StartFailed(e);
+    }
+  }
+
+  private static final class StartFailed extends Exception {
+    StartFailed(IOException cause) {
+      super(cause);
+    }
+  }
 }

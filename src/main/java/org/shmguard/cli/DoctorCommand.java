@@ -47,7 +47,7 @@ final class DoctorCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(spec.commandLine(), "--ranks must be between 1 and 1024, not " + ranks);
     }
     Config config = common.loadConfig();
-    DoctorContext ctx = Doctor.observe(config, common.hostPaths(), ranks, version, AdviceSource.forDoctor(config, common.hostPaths(), new org.shmguard.advice.JobShape(ranks, version)));
+    DoctorContext ctx = Doctor.observe(config, common.hostPaths(), ranks, version, AdviceSource.forDoctor(config, common.hostPaths(), new org.shmguard.policy.JobShape(ranks, version)));
     DoctorReport report = Doctor.standard().examine(ctx);
     if (json) {
       common.out().println(Output.json(report));

@@ -14,7 +14,7 @@ import picocli.CommandLine.Command;
 @Command(name = "shmguard", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
     description = "Keeps every shared-memory tmpfs on a GPU host healthy: finds NCCL segments leaked by dead jobs, proves nobody holds them, and reaps them with evidence.",
     subcommands = {ScanCommand.class, CleanCommand.class, DaemonCommand.class, DoctorCommand.class, AdviseCommand.class, CheckCommand.class,
-        CommandLine.HelpCommand.class},
+        VersionCommand.class, CommandLine.HelpCommand.class},
     footer = {"", "Exit status: 0 ok, 1 a problem found, 2 usage, 70 internal error, 75 (daemon) another daemon already runs, 78 bad configuration.",
         "Configuration: /etc/shmguard/shmguard.yaml (see the README for every key)."})
 public final class Main implements Runnable {
@@ -44,9 +44,12 @@ public final class Main implements Runnable {
     cli.setOut(out);
     cli.setErr(err);
     cli.setUsageHelpWidth(100);
+    cli.setParameterExceptionHandler(new UsageErrors());
     cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
       if (ex instanceof ConfigException ce) {
-        cmd.getErr().println("shmguard: bad configuration: " + ce.format());
+        for (String line : ce.lines()) {
+          cmd.getErr().println("shmguard: bad configuration: " + line);
+        }
         return EXIT_CONFIG;
       }
       cmd.getErr().println("shmguard: internal error: " + ex);
@@ -64,7 +67,7 @@ public final class Main implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: scan, clean, check, doctor, advise or daemon");
+    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: scan, clean, check, doctor, advise, daemon or version");
   }
 
   /** One-shot commands print their results; log lines below a warning would only get in the way. */
@@ -80,10 +83,23 @@ public final class Main implements Runnable {
     root.setLevel(Level.toLevel(level, Level.INFO));
   }
 
+  /** The version from the jar's manifest, else from the build's version.properties (a build without a jar). */
   static final class Version implements CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {
       String v = Main.class.getPackage().getImplementationVersion();
+      if (v == null) {
+        try (java.io.InputStream in = Main.class.getResourceAsStream("version.properties")) {
+          if (in != null) {
+            java.util.Properties p = new java.util.Properties();
+            p.load(in);
+            String built = p.getProperty("version");
+            v = built == null || built.startsWith("${") ? null : built;
+          }
+        } catch (java.io.IOException e) {
+          v = null;
+        }
+      }
       return new String[] {"shmguard " + (v == null ? "(development build)" : v)};
     }
   }

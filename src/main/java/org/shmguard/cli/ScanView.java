@@ -10,6 +10,7 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.Assessment;
+import org.shmguard.policy.Counts;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.MountReport;
 
@@ -17,7 +18,20 @@ import org.shmguard.policy.MountReport;
  * What {@code scan --json} prints: a stable, documented shape built from a judgement. Field names
  * are part of shmguard's interface; add fields, never rename them.
  */
-public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<SegmentView> segments) {
+public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<SegmentView> segments, List<String> notes) {
+
+  /**
+   * Why a file this scan shows in grace may already be leaked to the daemon: the one rule a fresh
+   * scan cannot apply, since it has no holder history.
+   */
+  static final String NO_HISTORY = "grace*: this scan has no holder history. The daemon remembers who held each file "
+      + "and calls it leaked as soon as every holder it saw has exited, without waiting out reap.grace: "
+      + "it may reap a file this scan shows in grace.";
+
+  /** True where the daemon's verdict on this file can differ: unheld, in its grace, with no holder history. */
+  static boolean daemonMayDiffer(Assessment a) {
+    return a.verdict() == org.shmguard.policy.Verdict.GRACE && a.lastHolders().isEmpty();
+  }
 
   public record Pass(int processes, boolean complete, boolean hostPidNamespace, List<String> problems, List<String> warnings) {}
 
@@ -55,10 +69,12 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
       long allocatedBytes,
       long ageSeconds,
       String kind,
+      String family,
       String verdict,
       String reason,
       List<HolderView> holders,
-      List<HolderView> lastHolders) {}
+      List<HolderView> lastHolders,
+      Boolean daemonMayDiffer) {}
 
   public static ScanView of(Judgement j) {
     Snapshot snap = j.snapshot();
@@ -87,9 +103,10 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     for (Assessment a : j.segments()) {
       segments.add(segment(a, snap));
     }
+    List<String> notes = j.segments().stream().anyMatch(ScanView::daemonMayDiffer) ? List.of(NO_HISTORY) : List.of();
     return new ScanView(snap.takenAt().toString(),
         new Pass(snap.processesScanned(), snap.complete(), snap.hostPidNamespace(), snap.problems(), snap.warnings()),
-        mounts, segments);
+        mounts, segments, notes);
   }
 
   /**
@@ -102,13 +119,14 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     }
     StringBuilder sb = new StringBuilder();
     if (c.unexamined() > 0) {
-      sb.append(c.unexamined()).append(" more files with reapable names not shown (reap.examineLimit is ")
+      sb.append(Counts.of(c.unexamined(), "more file")).append(" with reapable names not shown (reap.examineLimit is ")
           .append(c.limit()).append("; the oldest are shown)");
     }
     long others = c.files() - c.matching();
     if (others > 0) {
-      sb.append(sb.length() == 0 ? "" : "; ").append(others)
-          .append(" files whose names no reap pattern allows (or reap.deny names) are counted, not listed");
+      sb.append(sb.length() == 0 ? "" : "; ").append(Counts.of(others, "file"))
+          .append(others == 1 ? " whose name no reap pattern allows (or reap.deny names) is counted, not listed"
+              : " whose names no reap pattern allows (or reap.deny names) are counted, not listed");
     }
     return sb.toString();
   }
@@ -127,7 +145,7 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     ShmMount m = a.mount();
     return new SegmentView(m == null ? a.segment().mountDev().toString() : m.displayName(),
         a.segment().displayName(), a.segment().sizeBytes(), a.segment().allocatedBytes(), a.age().toSeconds(),
-        a.kind(), a.verdict().label(), a.reason(), holders, last);
+        a.kind(), a.family(), a.verdict().label(), a.reason(), holders, last, daemonMayDiffer(a) ? Boolean.TRUE : null);
   }
 
   private static List<String> accessOf(List<HolderRef> refs, int pid) {

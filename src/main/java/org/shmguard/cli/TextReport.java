@@ -6,6 +6,7 @@ import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Bytes;
+import org.shmguard.policy.Counts;
 import org.shmguard.policy.Durations;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.MountReport;
@@ -52,9 +53,13 @@ final class TextReport {
       for (Assessment a : j.segments()) {
         String who = a.holders().isEmpty() ? a.reason() : describe(snap, a.holders().stream().map(h -> h.pid()).distinct().toList());
         segs.row(a.mount() == null ? "?" : a.mount().displayName(), a.segment().displayName(),
-            Bytes.human(a.segment().allocatedBytes()), Durations.human(a.age()), a.kind(), a.verdict().label(), who);
+            Bytes.human(a.segment().allocatedBytes()), Durations.human(a.age()), a.kind(),
+            a.verdict().label() + (ScanView.daemonMayDiffer(a) ? "*" : ""), who);
       }
       out.append(segs.render());
+      if (j.segments().stream().anyMatch(ScanView::daemonMayDiffer)) {
+        out.append(wrap(ScanView.NO_HISTORY, 100));
+      }
     }
     footer(out, j);
     return out.toString();
@@ -63,32 +68,58 @@ final class TextReport {
   static String clean(Engine.Pass pass) {
     Judgement j = pass.judgement();
     StringBuilder out = new StringBuilder();
-    if (pass.outcomes().isEmpty()) {
-      long leaked = j.segments().stream().filter(a -> a.verdict().reapable()).count();
-      out.append(leaked == 0 ? "Nothing to reap" : leaked + " leaked, none reaped")
-          .append(" (").append(j.snapshot().contents().stream().mapToLong(c -> c.files()).sum()).append(" files in ")
-          .append(j.mounts().size()).append(" mounts).\n");
+    List<Assessment> blocked = CleanView.notTried(pass);
+    if (pass.outcomes().isEmpty() && blocked.isEmpty()) {
+      out.append("Nothing to reap (").append(Counts.of(j.snapshot().contents().stream().mapToLong(c -> c.files()).sum(), "file"))
+          .append(" in ").append(Counts.of(j.mounts().size(), "mount")).append(").\n");
     }
     long bytes = 0;
     for (ReapOutcome o : pass.outcomes()) {
       Assessment a = o.candidate();
-      out.append(String.format("%-10s %s/%s  %s  %s, age %s: %s%n", o.result().label(),
-          a.mount().displayName(), a.segment().displayName(), Bytes.human(a.segment().allocatedBytes()), a.kind(),
-          Durations.human(a.age()), o.detail()));
+      out.append(line(o.result().label(), a, o.detail()));
       if (o.result() == ReapOutcome.Result.REAPED || o.result() == ReapOutcome.Result.WOULD_REAP) {
         bytes += a.segment().allocatedBytes();
       }
     }
+    for (Assessment a : blocked) {
+      out.append(line(CleanView.BLOCKED, a, CleanView.blockedDetail(a, j)));
+    }
     if (!pass.outcomes().isEmpty()) {
       out.append(pass.dryRun() ? "Would free " : "Freed ").append(Bytes.human(bytes)).append(".\n");
     }
+    if (!blocked.isEmpty()) {
+      long held = blocked.stream().mapToLong(a -> a.segment().allocatedBytes()).sum();
+      out.append(Counts.of(blocked.size(), "leaked file")).append(" (").append(Bytes.human(held)).append(") ")
+          .append(blocked.size() == 1 ? "is" : "are").append(" not reaped: see \"not reaping\" below.\n");
+    }
     long more = CleanView.notExamined(pass);
     if (more > 0) {
-      out.append(more).append(" more files with reapable names were not examined (reap.examineLimit per mount);"
-          + " run clean again to reach them.\n");
+      out.append(Counts.of(more, "more file")).append(" with reapable names ").append(more == 1 ? "was" : "were")
+          .append(" not examined (reap.examineLimit per mount); run clean again to reach them.\n");
     }
     footer(out, j);
     return out.toString();
+  }
+
+  /** One candidate: what was (or would be) done, the file, its size, kind and age, its verdict, and why. */
+  private static String line(String result, Assessment a, String detail) {
+    return String.format("%-10s %s/%s  %s  %s, age %s, %s: %s%n", result,
+        a.mount() == null ? "?" : a.mount().displayName(), a.segment().displayName(), Bytes.human(a.segment().allocatedBytes()),
+        a.kind(), Durations.human(a.age()), a.verdict().label(), detail);
+  }
+
+  /** Text broken into lines of at most {@code width} columns, at spaces. */
+  static String wrap(String text, int width) {
+    StringBuilder out = new StringBuilder();
+    StringBuilder line = new StringBuilder();
+    for (String word : text.split(" ")) {
+      if (line.length() > 0 && line.length() + 1 + word.length() > width) {
+        out.append(line).append('\n');
+        line.setLength(0);
+      }
+      line.append(line.length() == 0 ? "" : " ").append(word);
+    }
+    return out.append(line).append('\n').toString();
   }
 
   private static void footer(StringBuilder out, Judgement j) {

@@ -4,9 +4,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.ToIntFunction;
+import org.shmguard.policy.CapacityPolicy;
 import org.shmguard.policy.Glob;
 import org.shmguard.policy.ReapPolicy;
+import org.shmguard.policy.RemountPolicy;
 import org.shmguard.policy.SizeSpec;
+import org.shmguard.policy.family.FamilyRules;
 
 /**
  * shmguard's whole configuration, validated and immutable. Obtain one from {@link ConfigLoader}.
@@ -19,6 +23,12 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
   /** The same settings, said to come from {@code newSource}. */
   public Config withSource(String newSource) {
     return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount, metrics, namespaces);
+  }
+
+  /** The same settings in a dry run (the daemon's and clean's --dry-run): reap.dryRun on. */
+  public Config withDryRun() {
+    return new Config(source, mounts, new Reap(true, reap.grace(), reap.patterns(), reap.deny(), reap.requireHostPidNamespace(),
+        reap.examineLimit(), reap.families()), daemon, log, capacity, advice, remount, metrics, namespaces);
   }
 
   /** Whether "auto" discovery is on. */
@@ -34,12 +44,14 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
   /**
    * Reaping.
    *
-   * @param examineLimit the most files a pass keeps per mount for judging: the oldest whose names a pattern allows
+   * @param examineLimit the most files a pass keeps per mount for judging: the oldest whose names a
+   *     pattern allows or a watched segment family claims
+   * @param families the segment families beside NCCL and their settings (the {@code families} section)
    */
   public record Reap(boolean dryRun, Duration grace, List<Glob> patterns, List<Glob> deny, boolean requireHostPidNamespace,
-      int examineLimit) {
+      int examineLimit, FamilyRules families) {
     public ReapPolicy policy() {
-      return new ReapPolicy(grace, patterns, deny, requireHostPidNamespace);
+      return new ReapPolicy(grace, patterns, deny, requireHostPidNamespace, families);
     }
   }
 
@@ -55,7 +67,11 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
   public record Daemon(Duration interval, Duration rediscover, Duration settle, int watchHolders, String summary) {}
 
   /** Capacity alerts: used percentages per mount, and how many holders of hidden bytes to name. */
-  public record Capacity(int warn, int critical, int hysteresis, int topHolders) {}
+  public record Capacity(int warn, int critical, int hysteresis, int topHolders) {
+    public CapacityPolicy policy() {
+      return new CapacityPolicy(warn, critical, hysteresis);
+    }
+  }
 
   public record Log(String level) {}
 
@@ -69,7 +85,11 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
       int maxClientsPerUser, int rootClients, Duration idleTimeout, Duration requestTimeout) {}
 
   /** Growing a tmpfs by remount (issue 4): off unless enabled. */
-  public record Remount(boolean enabled, SizeSpec targetSize, SizeSpec maxSize, Duration cooldown) {}
+  public record Remount(boolean enabled, SizeSpec targetSize, SizeSpec maxSize, Duration cooldown) {
+    public RemountPolicy policy() {
+      return new RemountPolicy(enabled, targetSize, maxSize, cooldown);
+    }
+  }
 
   /**
    * Which mount namespaces shmguard acts in (issue 12).
@@ -99,33 +119,20 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
     return from(source, v, key -> 0);
   }
 
-  /** @param lineOf the line a key was set on in the file, 0 for a default (for the errors of {@link CrossKeyRules}) */
-  @SuppressWarnings("unchecked")
-  static Config from(String source, Map<String, Object> v, java.util.function.ToIntFunction<String> lineOf) throws ConfigException {
+  /**
+   * The rules between keys first ({@link CrossKeyRules}), then each section reads its part.
+   *
+   * @param lineOf the line a key was set on in the file, 0 for a default (for the errors of {@link CrossKeyRules})
+   */
+  static Config from(String source, Map<String, Object> v, ToIntFunction<String> lineOf) throws ConfigException {
     CrossKeyRules.check(source, v, lineOf);
-    return new Config(
-        source,
-        (List<String>) v.get("mounts"),
-        new Reap(
-            (Boolean) v.get("reap.dryRun"),
-            (Duration) v.get("reap.grace"),
-            (List<Glob>) v.get("reap.patterns"),
-            (List<Glob>) v.get("reap.deny"),
-            (Boolean) v.get("reap.requireHostPidNamespace"),
-            (Integer) v.get("reap.examineLimit")),
-        new Daemon((Duration) v.get("daemon.interval"), (Duration) v.get("daemon.rediscover"),
-            (Duration) v.get("daemon.settle"), (Integer) v.get("daemon.watchHolders"), (String) v.get("daemon.summary")),
-        new Log((String) v.get("log.level")),
-        new Capacity((Integer) v.get("capacity.warn"), (Integer) v.get("capacity.critical"),
-            (Integer) v.get("capacity.hysteresis"), (Integer) v.get("capacity.topHolders")),
-        new Advice((Boolean) v.get("advice.enabled"), Path.of((String) v.get("advice.socket")),
-            Path.of((String) v.get("advice.envFile")), (Integer) v.get("advice.defaultLocalRanks"),
-            (Integer) v.get("advice.maxClients"), (Integer) v.get("advice.maxClientsPerUser"),
-            (Integer) v.get("advice.rootClients"), (Duration) v.get("advice.idleTimeout"),
-            (Duration) v.get("advice.requestTimeout")),
-        new Remount((Boolean) v.get("remount.enabled"), (SizeSpec) v.get("remount.targetSize"),
-            (SizeSpec) v.get("remount.maxSize"), (Duration) v.get("remount.cooldown")),
-        new Metrics((String) v.get("metrics.listen"), (String) v.get("metrics.textfile")),
-        new Namespaces((Boolean) v.get("namespaces.actInUserNamespaces")));
+    return new Config(source, read(ConfigSchema.MOUNTS, source, v), read(ConfigSchema.REAP, source, v),
+        read(ConfigSchema.DAEMON, source, v), read(ConfigSchema.LOG, source, v), read(ConfigSchema.CAPACITY, source, v),
+        read(ConfigSchema.ADVICE, source, v), read(ConfigSchema.REMOUNT, source, v), read(ConfigSchema.METRICS, source, v),
+        read(ConfigSchema.NAMESPACES, source, v));
+  }
+
+  private static <T> T read(ConfigSection<T> section, String source, Map<String, Object> v) {
+    return section.read(section.values(source, v, key -> 0));
   }
 }

@@ -1,19 +1,63 @@
 package org.shmguard.config;
 
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
 /**
  * A configuration that cannot be used: says where (file and line), which key, and what is allowed.
- * shmguard exits with status 78 (EX_CONFIG) on it.
+ * shmguard exits with status 78 (EX_CONFIG) on it. One exception may carry every error a file has
+ * ({@link #all}), so that an operator fixes them in one edit, not one per run.
  */
 public final class ConfigException extends Exception {
   private final String source;
   private final int line;
   private final String key;
+  /** Every error, this one first; just this one for a single error. */
+  private final List<ConfigException> errors;
 
   public ConfigException(String source, int line, String key, String message) {
     super(message);
     this.source = source;
     this.line = line;
     this.key = key;
+    this.errors = List.of(this);
+  }
+
+  private ConfigException(List<ConfigException> errors) {
+    super(errors.get(0).getMessage());
+    ConfigException first = errors.get(0);
+    this.source = first.source;
+    this.line = first.line;
+    this.key = first.key;
+    this.errors = List.copyOf(errors);
+  }
+
+  /**
+   * One exception for several errors, in the order of their lines (the first one's place and
+   * message are this one's); the error itself when there is one.
+   */
+  public static ConfigException all(List<ConfigException> errors) {
+    if (errors.isEmpty()) {
+      throw new IllegalArgumentException("no configuration errors to report");
+    }
+    List<ConfigException> flat = new ArrayList<>();
+    errors.forEach(e -> flat.addAll(e.errors));
+    if (flat.size() == 1) {
+      return flat.get(0);
+    }
+    flat.sort(Comparator.comparingInt(ConfigException::line));
+    return new ConfigException(flat);
+  }
+
+  /** Each error this exception reports, in the order of their lines. */
+  public List<ConfigException> errors() {
+    return errors;
+  }
+
+  /** Every error, one "file:line: key: message" line each: what the command line prints. */
+  public List<String> lines() {
+    return errors.stream().map(ConfigException::formatOne).toList();
   }
 
   public String source() {
@@ -36,6 +80,11 @@ public final class ConfigException extends Exception {
    * escaped (\n, \x1b) so that it can neither split the message nor reach a terminal raw.
    */
   public String format() {
+    String first = formatOne();
+    return errors.size() == 1 ? first : first + " (and " + (errors.size() - 1) + " more)";
+  }
+
+  private String formatOne() {
     StringBuilder sb = new StringBuilder(source);
     if (line > 0) {
       sb.append(':').append(line);

@@ -9,7 +9,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -82,7 +84,10 @@ public final class ConfigLoader {
     return validate(root, source, new HashMap<>());
   }
 
-  /** As above, noting in {@code lines} the line of every key the file sets (for errors that span keys). */
+  /**
+   * As above, noting in {@code lines} the line of every key the file sets (for errors that span
+   * keys). Every key is checked before any error is thrown: one exception reports them all.
+   */
   static Map<String, Object> validate(YamlNode root, String source, Map<String, Integer> lines) throws ConfigException {
     Map<String, Object> values = new HashMap<>();
     if (root.isNull()) {
@@ -92,12 +97,16 @@ public final class ConfigLoader {
       throw new ConfigException(source, root.line(), null,
           "the configuration must be a mapping of keys (" + String.join(", ", ConfigSchema.childrenOf("")) + ")");
     }
-    walk(root, "", source, values, lines);
+    List<ConfigException> errors = new ArrayList<>();
+    walk(root, "", source, values, lines, errors);
+    if (!errors.isEmpty()) {
+      throw ConfigException.all(errors);
+    }
     return values;
   }
 
   private static void walk(YamlNode section, String path, String source, Map<String, Object> values,
-      Map<String, Integer> lines) throws ConfigException {
+      Map<String, Integer> lines, List<ConfigException> errors) {
     for (Map.Entry<String, YamlNode> e : section.map().entrySet()) {
       String key = path.isEmpty() ? e.getKey() : path + "." + e.getKey();
       YamlNode node = e.getValue();
@@ -107,21 +116,25 @@ public final class ConfigLoader {
           values.put(key, type.parse(node));
           lines.put(key, node.line());
         } catch (IllegalArgumentException bad) {
-          throw new ConfigException(source, node.line(), key, bad.getMessage() + "; allowed: " + type.allowed());
+          errors.add(new ConfigException(source, node.line(), key, bad.getMessage() + "; allowed: " + type.allowed()));
         }
       } else if (ConfigSchema.isSection(key)) {
         if (node.isNull()) {
           continue; // "reap:" with nothing under it keeps every default
         }
         if (!node.isMap()) {
-          throw new ConfigException(source, node.line(), key,
-              "must be a mapping with the keys " + String.join(", ", ConfigSchema.childrenOf(key)));
+          errors.add(new ConfigException(source, node.line(), key,
+              "must be a mapping with the keys " + String.join(", ", ConfigSchema.childrenOf(key))));
+          continue;
         }
-        walk(node, key, source, values, lines);
+        walk(node, key, source, values, lines, errors);
       } else {
         Set<String> allowed = ConfigSchema.childrenOf(path);
-        throw new ConfigException(source, node.line(), key,
-            "unknown key; allowed " + (path.isEmpty() ? "at the top level" : "under " + path) + ": " + String.join(", ", allowed));
+        String meant = allowed.stream().filter(a -> a.equalsIgnoreCase(e.getKey())).findFirst()
+            .map(a -> " (did you mean " + a + "? keys are case-sensitive)").orElse("");
+        errors.add(new ConfigException(source, node.line(), key,
+            "unknown key" + meant + "; allowed " + (path.isEmpty() ? "at the top level" : "under " + path) + ": "
+                + String.join(", ", allowed)));
       }
     }
   }

@@ -37,6 +37,11 @@ record YamlNode(Object value, int line, boolean scalarString) {
 
   /** Parses one YAML document within {@link ConfigLimits}; an empty document is a null node. */
   static YamlNode parse(Reader reader, String source) throws ConfigException {
-    return YamlReader.parse(reader, source);
+    try {
+      return YamlReader.parse(reader, source);
+    } catch (RuntimeException e) {
+      // A parser's own exception that its reader did not turn into a ConfigException: still one line.
+      throw YamlSyntax.unexpected(source, e);
+    }
   }
 }

@@ -233,27 +233,30 @@ final class YamlReader {
     return parser.currentTokenLocation().getLineNr();
   }
 
-  /** A YAML syntax error as one line: SnakeYAML's own text spans several, with a caret drawing. */
+  /** A YAML syntax error as one line (see {@link YamlSyntax}): SnakeYAML's own text spans several, with a caret drawing. */
   private ConfigException syntaxError(JsonProcessingException e) {
     MarkedYAMLException marked = markedCause(e);
     int line;
     String problem;
+    String context = null;
+    int contextLine = 0;
     if (marked != null && marked.getProblemMark() != null) {
       line = marked.getProblemMark().getLine() + 1;
-      problem = oneLine(marked.getProblem());
-      Mark context = marked.getContextMark();
-      if (marked.getContext() != null && context != null && context.getLine() + 1 != line) {
-        problem += " (" + oneLine(marked.getContext()) + " from line " + (context.getLine() + 1) + ")";
+      problem = marked.getProblem();
+      Mark mark = marked.getContextMark();
+      if (marked.getContext() != null && mark != null) {
+        context = marked.getContext();
+        contextLine = mark.getLine() + 1;
       }
     } else {
       line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
       String original = String.valueOf(e.getOriginalMessage());
       problem = original.startsWith("Expected a field name")
           ? "a key must be a single name, not a list or a mapping"
-          : oneLine(original.lines().findFirst().orElse(original));
+          : original.lines().findFirst().orElse(original);
     }
     String key = lastKey != null && lastKeyLine == line ? lastKey : null;
-    return new ConfigException(source, line, key, "not valid YAML: " + problem);
+    return YamlSyntax.error(source, line, key, problem, context, contextLine);
   }
 
   private static MarkedYAMLException markedCause(Throwable e) {

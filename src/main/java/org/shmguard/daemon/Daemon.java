@@ -5,6 +5,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.EventKind;
 import org.shmguard.config.Config;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
@@ -15,8 +18,8 @@ import org.shmguard.host.ProcessDetails;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.nativ.Inotify;
 import org.shmguard.nativ.Poll;
-import org.shmguard.policy.CapacityPolicy;
 import org.shmguard.policy.Durations;
+import org.shmguard.policy.Planner;
 import org.shmguard.systemd.ServiceNotifier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,8 +52,8 @@ public final class Daemon implements AutoCloseable {
   }
 
   /**
-   * As above, with listeners told of every pass (the first one included) on the worker thread:
-   * the advice service, metrics, the remount policy. Each must be quick.
+   * As above, with listeners told of every pass (the first one included) on the worker thread,
+   * after its planned actions: metrics, say. Each must be quick.
    */
   public static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
       List<Consumer<Engine.Pass>> listeners) throws IOException {
@@ -60,7 +63,19 @@ public final class Daemon implements AutoCloseable {
   /** As above, with the deadline after which a running pass counts as stalled (tests shorten it). */
   static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
       List<Consumer<Engine.Pass>> listeners, Duration passDeadline) throws IOException {
+    return start(config, paths, sink, notifier, Acts.alertsOnly(sink), listeners, passDeadline);
+  }
+
+  /**
+   * As above, with the act stage for the plan after each pass: the whole service's (advice and
+   * remounts, see {@link Service}) or alerts only.
+   */
+  static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier, Actor actor,
+      List<Consumer<Engine.Pass>> listeners, Duration passDeadline) throws IOException {
     Config.Daemon d = config.daemon();
+    if (config.reap().dryRun()) {
+      LOG.warn("shmguard starting in a dry run: it reports what it would reap and remount, and changes nothing");
+    }
     LOG.info("shmguard starting with {}: sweep every {}, rediscovery every {}, grace {}, patterns {}, deny {}{}; {}",
         config.source(), Durations.human(d.interval()), Durations.human(d.rediscover()),
         Durations.human(config.reap().grace()), config.reap().patterns(), config.reap().deny(),
@@ -77,8 +92,8 @@ public final class Daemon implements AutoCloseable {
           ProcessInfo info = details.read(pid);
           return info == null ? null : info.startTicks();
         }),
-        poll, sink, notifier, d.settle(), config.reap().grace(),
-        new CapacityAlerts(new CapacityPolicy(c.warn(), c.critical(), c.hysteresis()), c.topHolders()), passDeadline);
+        poll, sink, notifier, d.settle(),
+        new Planner(engine.policy(), config.remount().policy(), c.policy(), c.topHolders()), actor, passDeadline);
     listeners.forEach(worker::addListener);
     PathWalks.shared().onStallAndRecovery(
         path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " did not answer within "

@@ -1,6 +1,7 @@
 package org.shmguard.daemon;
 
 import org.shmguard.model.ShmMount;
+import org.shmguard.policy.Counts;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.Verdict;
 
@@ -23,8 +24,8 @@ public record DaemonStatus(long passes, long reaped, long overflows, int watched
       return "starting";
     }
     long leaked = last.count(Verdict.LEAKED) + last.count(Verdict.FAILED_CREATION);
-    StringBuilder sb = new StringBuilder().append(last.mounts().size()).append(last.mounts().size() == 1 ? " mount, " : " mounts, ")
-        .append(last.segments().size()).append(" segments, ").append(leaked).append(" leaked, ")
+    StringBuilder sb = new StringBuilder().append(Counts.of(last.mounts().size(), "mount")).append(", ")
+        .append(Counts.of(last.segments().size(), "segment")).append(", ").append(leaked).append(" leaked, ")
         .append(reaped).append(" reaped since start");
     ShmMount fullest = null;
     for (var r : last.mounts()) {

@@ -1,16 +1,23 @@
 package org.shmguard.daemon;
 
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.List;
 import java.util.Set;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.EventKind;
 import org.shmguard.engine.Engine;
 import org.shmguard.model.FileKey;
-import org.shmguard.model.ProcessInfo;
-import org.shmguard.model.Segment;
 import org.shmguard.policy.Assessment;
+import org.shmguard.policy.SegmentAlert;
+import org.shmguard.policy.Bytes;
 import org.shmguard.policy.Verdict;
 import org.shmguard.policy.Durations;
 import org.shmguard.remedy.ReapOutcome;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Turns one pass's reaping into events: each reap with its evidence, each leaked segment that
@@ -18,12 +25,21 @@ import org.shmguard.remedy.ReapOutcome;
  * per stretch of incomplete passes.
  */
 final class SegmentAlerts {
+  /** How a dry run's leaked segment is logged: what the daemon would have done. */
+  static final String WOULD_REAP = "dry run: would reap";
+
+  private static final Logger LOG = LoggerFactory.getLogger(SegmentAlerts.class);
   private Set<FileKey> reportedLeaks = new HashSet<>();
+  /** In a dry run, each examined file's last logged verdict: a verdict is logged when it changes. */
+  private Map<FileKey, Verdict> loggedVerdicts = new HashMap<>();
   private Set<FileKey> reportedFailures = new HashSet<>();
   private boolean blocked;
 
   void report(Engine.Pass pass, AlertSink sink) {
     var j = pass.judgement();
+    if (pass.dryRun()) {
+      logVerdicts(j);
+    }
     Set<FileKey> handled = new HashSet<>();
     Set<FileKey> leaks = new HashSet<>();
     Set<FileKey> failures = new HashSet<>();
@@ -36,7 +52,7 @@ final class SegmentAlerts {
         case WOULD_REAP -> {
           leaks.add(key);
           if (!reportedLeaks.contains(key)) {
-            sink.emit(describe(EventKind.SEGMENT_LEAKED, "leaked (dry run, not reaped)", a, o.detail()));
+            sink.emit(describe(EventKind.SEGMENT_LEAKED, WOULD_REAP, a, o.detail()));
           }
         }
         case FAILED -> {
@@ -78,26 +94,28 @@ final class SegmentAlerts {
     reportedFailures = failures;
   }
 
-  static Alert describe(EventKind kind, String verb, Assessment a, String why) {
-    Segment s = a.segment();
-    String mount = a.mount() == null ? "?" : a.mount().displayName();
-    Alert alert = Alert.of(kind, verb + " " + mount + "/" + s.displayName() + " (" + s.allocatedBytes() + " bytes, "
-            + a.kind() + ", age " + Durations.human(a.age()) + "): " + why)
-        .with("SHM_MOUNT", mount)
-        .with("SHM_SEGMENT", s.displayName())
-        .with("SHM_BYTES", s.allocatedBytes())
-        .with("SHM_SIZE", s.sizeBytes())
-        .with("SHM_KIND", a.kind())
-        .with("SHM_VERDICT", a.verdict() == Verdict.FAILED_CREATION ? "failed-creation" : a.verdict().label())
-        .with("SHM_AGE_SECONDS", a.age().toSeconds())
-        .with("SHM_REASON", why)
-        .with("SHM_CONTAINER", a.mount() == null ? null : a.mount().container());
-    for (ProcessInfo p : a.lastHolders()) {
-      alert = alert.with("SHM_HOLDER_PID", p.pid()).with("SHM_HOLDER_COMM", p.command());
-      if (a.mount() == null || a.mount().container() == null) {
-        alert = alert.with("SHM_CONTAINER", p.container());
+  /**
+   * A dry run shows every verdict with its reason, not only the leaks: one log line per file when
+   * its verdict changes ("dry run: /dev/shm/nccl-x (9.2M, nccl, age 3s), verdict held: held by pid 4242 (map)"), with the
+   * blockers on a leaked one.
+   */
+  private void logVerdicts(org.shmguard.policy.Judgement j) {
+    Map<FileKey, Verdict> now = new HashMap<>();
+    for (Assessment a : j.segments()) {
+      FileKey key = a.segment().key();
+      now.put(key, a.verdict());
+      if (loggedVerdicts.get(key) != a.verdict()) {
+        String mount = a.mount() == null ? "?" : a.mount().displayName();
+        String blockers = a.verdict().reapable() && !j.plan().blockers().isEmpty()
+            ? "; not reaped: " + String.join("; ", j.plan().blockers()) : "";
+        LOG.info("dry run: {}/{} ({}, {}, age {}), verdict {}: {}{}", mount, a.segment().displayName(),
+            Bytes.human(a.segment().allocatedBytes()), a.kind(), Durations.human(a.age()), a.verdict().label(), a.reason(), blockers);
       }
     }
-    return alert;
+    loggedVerdicts = now;
+  }
+
+  private static Alert describe(EventKind kind, String verb, Assessment a, String why) {
+    return SegmentAlert.of(kind, verb, a, why);
   }
 }

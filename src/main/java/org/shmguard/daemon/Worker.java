@@ -14,6 +14,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.EventKind;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.MountDiscovery;
 import org.shmguard.host.SelfMemory;
@@ -22,8 +25,11 @@ import org.shmguard.model.Dev;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.Poll;
+import org.shmguard.policy.Action;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Judgement;
+import org.shmguard.policy.Plan;
+import org.shmguard.policy.Planner;
 import org.shmguard.policy.Verdict;
 import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.systemd.ServiceNotifier;
@@ -56,10 +62,11 @@ final class Worker implements Runnable {
   private final AlertSink sink;
   private final ServiceNotifier notifier;
   private final long settleNanos;
-  private final Duration grace;
   private final SegmentAlerts segmentAlerts = new SegmentAlerts();
-  private final CapacityAlerts capacityAlerts;
-  private final FileCountAlerts fileCountAlerts = new FileCountAlerts();
+  /** The decide stage after a pass: what to raise, advise and remount, and when a grace ends. */
+  private final Planner planner;
+  /** The act stage for the planner's actions. */
+  private final Actor actor;
   /**
    * Spaces the passes that inotify, a holder's exit or a segment leaving its grace ask for, once
    * two seconds of them have run back to back (see PassBudget). Requests, sweeps and zombie retries do
@@ -95,7 +102,7 @@ final class Worker implements Runnable {
   }
 
   Worker(Engine engine, Rediscovery rediscovery, MountWatches mounts, ExitWatches exits, Poll poll, AlertSink sink,
-      ServiceNotifier notifier, Duration settle, Duration grace, CapacityAlerts capacityAlerts, Duration passDeadline) {
+      ServiceNotifier notifier, Duration settle, Planner planner, Actor actor, Duration passDeadline) {
     this.engine = engine;
     this.rediscovery = rediscovery;
     this.mounts = mounts;
@@ -104,8 +111,8 @@ final class Worker implements Runnable {
     this.sink = sink;
     this.notifier = notifier;
     this.settleNanos = settle.toNanos();
-    this.grace = grace;
-    this.capacityAlerts = capacityAlerts;
+    this.planner = planner;
+    this.actor = actor;
     this.passThread = new PassThread(passDeadline, sink, notifier);
   }
 
@@ -174,17 +181,27 @@ final class Worker implements Runnable {
       while (!stopping) {
         waitAndHandle();
       }
+      LOG.info("shmguard stopping: asked to stop; {}", doneSoFar());
     } catch (IOException | RuntimeException e) {
       failed = true;
       LOG.error("the worker loop failed: {}", e.toString(), e);
+      LOG.error("shmguard stopping on an error; {}", doneSoFar());
     } finally {
       passThread.close();
       failWaiters(new IllegalStateException("the daemon is stopping"));
       notifier.stopping();
       exits.close();
       mounts.close();
+      LOG.info("shmguard stopped");
       done.countDown();
     }
+  }
+
+  /** "12 passes, 3 segments reaped since start": the stop line's account. */
+  private String doneSoFar() {
+    DaemonStatus st = status;
+    return org.shmguard.policy.Counts.of(st.passes(), "pass") + ", " + org.shmguard.policy.Counts.of(st.reaped(), "segment")
+        + " reaped since start" + (engine.dryRun() ? " (dry run: nothing unlinked)" : "");
   }
 
   private void waitAndHandle() throws IOException {
@@ -326,9 +343,8 @@ final class Worker implements Runnable {
       LOG.debug("{}", w);
     }
     reportMounts(j);
-    capacityAlerts.report(j, sink);
     segmentAlerts.report(pass, sink);
-    fileCountAlerts.report(j.snapshot(), sink);
+    Plan plan = planner.next(j);
     long reapedNow = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
     long end = System.nanoTime();
     budget.spent(took, end);
@@ -343,7 +359,8 @@ final class Worker implements Runnable {
       due(System.nanoTime() - settleNanos);
     }
     trackZombies(j);
-    graceEndsAt = graceEnd(j, System.nanoTime());
+    graceEndsAt = plan.lookAgainIn() == null ? -1
+        : System.nanoTime() + Math.max(GRACE_MIN_WAIT_NANOS, plan.lookAgainIn().toNanos());
     DaemonStatus before = status;
     status = new DaemonStatus(before.passes() + 1, before.reaped() + reapedNow, mounts.overflows(), mounts.size(),
         exits.size(), took, j, SelfMemory.residentBytes());
@@ -351,6 +368,9 @@ final class Worker implements Runnable {
         status.line());
     if (ready) {
       notifier.status(status.line());
+    }
+    for (Action a : plan.actions()) {
+      carry(a);
     }
     for (Consumer<Engine.Pass> l : listeners) {
       try {
@@ -385,23 +405,6 @@ final class Worker implements Runnable {
     return pids;
   }
 
-  /**
-   * When the youngest-but-soonest unheld segment in its grace becomes reapable, or -1 if none is in
-   * its grace. Without this, such a segment waited for the next periodic sweep.
-   */
-  private long graceEnd(Judgement j, long now) {
-    Duration soonest = null;
-    for (Assessment a : j.segments()) {
-      if (a.verdict() == Verdict.GRACE) {
-        Duration left = grace.minus(a.age());
-        if (soonest == null || left.compareTo(soonest) < 0) {
-          soonest = left;
-        }
-      }
-    }
-    return soonest == null ? -1 : now + Math.max(GRACE_MIN_WAIT_NANOS, soonest.toNanos());
-  }
-
   /** Exited holders still listed in /proc (zombies) get another pass soon, with backoff. */
   private void trackZombies(Judgement j) {
     long now = System.nanoTime();
@@ -419,7 +422,7 @@ final class Worker implements Runnable {
     for (ShmMount m : j.snapshot().mounts()) {
       now.add(m.dev());
       if (!knownMounts.contains(m.dev())) {
-        sink.emit(Alert.of(EventKind.MOUNT_ADDED, "watching " + m.displayName() + " (" + m.origin() + ", device "
+        sink.emit(Alert.of(EventKind.MOUNT_ADDED, "watching " + m.displayName() + " (" + m.origin().label() + ", device "
             + m.dev() + ")").with("SHM_MOUNT", m.displayName()).with("SHM_CONTAINER", m.container()));
       }
     }
@@ -441,12 +444,17 @@ final class Worker implements Runnable {
     if (j == null) {
       return;
     }
-    for (var r : j.mounts()) {
-      var u = r.mount().usage();
-      double pct = u == null ? 0 : 100 * u.usedFraction();
-      sink.emit(capacityAlerts.mountAlert(EventKind.SUMMARY, r, j.snapshot(), pct,
-          String.format("summary: %s is %.0f%% full (%s)", r.mount().displayName(), pct,
-              capacityAlerts.level(r.mount().dev()).label())).with("SHM_REAPED_TOTAL", status.reaped()));
+    for (Alert a : planner.summary(j, status.reaped())) {
+      carry(new Action.Raise(a));
+    }
+  }
+
+  /** One planned action, on this thread; one that fails is logged and the others still run. */
+  private void carry(Action a) {
+    try {
+      actor.carry(a);
+    } catch (RuntimeException e) {
+      LOG.error("an action failed ({}): {}", a.getClass().getSimpleName(), e.toString(), e);
     }
   }
 }

@@ -38,16 +38,16 @@ public interface AdviceSource {
    * --nccl-version), on this host's GPUs and driver.
    */
   static AdviceSource forDoctor(org.shmguard.config.Config config, org.shmguard.host.HostPaths paths,
-      org.shmguard.advice.JobShape shape) {
-    org.shmguard.advice.AdviceEngine engine = new org.shmguard.advice.AdviceEngine(config.advice().defaultLocalRanks());
-    org.shmguard.advice.HostGpus gpus = org.shmguard.advice.NvidiaProc.read(paths);
+      org.shmguard.policy.JobShape shape) {
+    org.shmguard.policy.AdviceEngine engine = new org.shmguard.policy.AdviceEngine(config.advice().defaultLocalRanks());
+    org.shmguard.policy.HostGpus gpus = org.shmguard.advice.NvidiaProc.read(paths);
     return judgement -> {
       List<Advice> out = new java.util.ArrayList<>();
       for (org.shmguard.model.ShmMount m : judgement.snapshot().mounts()) {
         if (m.usage() == null) {
           continue;
         }
-        org.shmguard.advice.Advice a = engine.advise(org.shmguard.advice.MountSpace.of(m, m.usage(), judgement), shape, gpus);
+        org.shmguard.policy.Advice a = engine.advise(org.shmguard.policy.MountSpace.of(m, m.usage(), judgement), shape, gpus);
         String setting = a.env().isEmpty() ? "nothing to set (" + a.action().label() + ")"
             : String.join(" ", a.env().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
         out.add(new Advice(m.displayName(), setting, a.reason()));

@@ -70,6 +70,12 @@ final class LeakCheck implements Check {
     List<String> fix = new ArrayList<>();
     fix.add("shmguard clean --dry-run, then shmguard clean   (unlinks only what no process holds, after a confirming pass)");
     fix.add("keep it from recurring: run shmguard daemon (the systemd unit), which reaps within moments of a job's crash");
+    java.util.Set<String> reportedOnly = new java.util.TreeSet<>();
+    list.stream().filter(a -> !a.mayReap() && a.family() != null).forEach(a -> reportedOnly.add(a.family()));
+    if (!reportedOnly.isEmpty()) {
+      fix.add("clean leaves the files of " + String.join(", ", reportedOnly) + " alone: those segment families are reported"
+          + " only; set families.<family>.reap: true where their jobs never hand a segment on (docs/families.md)");
+    }
     blocked(fix, j);
     return Finding.of("leaked-segments", Severity.WARNING, mount, summary, evidence, fix);
   }

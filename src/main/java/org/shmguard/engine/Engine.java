@@ -100,6 +100,11 @@ public final class Engine {
     return new Pass(j, outcomes, dry, java.time.Duration.ofNanos(System.nanoTime() - started));
   }
 
+  /** True when every pass only reports (reap.dryRun, or the daemon's --dry-run): nothing is unlinked. */
+  public boolean dryRun() {
+    return dryRun;
+  }
+
   public ReapPolicy policy() {
     return policy;
   }

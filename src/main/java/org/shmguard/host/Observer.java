@@ -14,6 +14,7 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.nativ.DirHandle;
 import org.shmguard.nativ.FsUsage;
 import org.shmguard.nativ.Linux;
 
@@ -85,26 +86,35 @@ public final class Observer {
     List<MountContents> contents = new ArrayList<>();
     Set<Dev> devs = new LinkedHashSet<>();
     for (ShmMount m : found.mounts()) {
-      Listed listed;
+      Reached reached;
       try {
-        // One bounded walk per mount: listing and statvfs both walk its path.
-        listed = walks.run(m.path(), () -> {
+        // One bounded walk per mount: opening its root and statvfs both walk its path, which may
+        // cross a filesystem that stops answering. Listing through the verified handle does not.
+        reached = walks.run(m.path(), () -> {
           List<String> problems = new ArrayList<>();
-          SegmentLister.Listing listing = lister.list(m, lastHolders::isHeld);
-          return new Listed(listing, listing.problem() == null ? usage(m, problems) : null, problems);
+          SegmentLister.Opened opened = lister.open(m);
+          return new Reached(opened, opened.problem() == null ? usage(m, problems) : null, problems);
         });
       } catch (IOException e) {
         warnings.add(m.displayName() + " is not listed in this pass: " + e.getMessage());
         continue;
       }
-      if (listed.listing().problem() != null) {
-        warnings.add(listed.listing().problem());
+      if (reached.opened().problem() != null) {
+        warnings.add(reached.opened().problem());
         continue;
       }
-      warnings.addAll(listed.problems());
-      segments.addAll(listed.listing().segments());
-      contents.add(listed.listing().contents());
-      mounts.add(m.withUsage(listed.usage()));
+      SegmentLister.Listing listing;
+      try (DirHandle dir = reached.opened().dir()) {
+        listing = lister.list(m, dir, lastHolders::isHeld);
+      }
+      if (listing.problem() != null) {
+        warnings.add(listing.problem());
+        continue;
+      }
+      warnings.addAll(reached.problems());
+      segments.addAll(listing.segments());
+      contents.add(listing.contents());
+      mounts.add(m.withUsage(reached.usage()));
       devs.add(m.dev());
     }
     HolderPass pass = holders.scan(devs, segments.stream().mapToLong(Segment::ino).toArray());
@@ -120,7 +130,15 @@ public final class Observer {
         warnings, PidNamespace.isInitial(), pass.processes(), contents);
   }
 
-  private record Listed(SegmentLister.Listing listing, ShmMount.Usage usage, List<String> problems) {}
+  /** What a bounded walk reached; a walk that answers after its deadline has its handle closed by {@link PathWalks}. */
+  private record Reached(SegmentLister.Opened opened, ShmMount.Usage usage, List<String> problems) implements AutoCloseable {
+    @Override
+    public void close() {
+      if (opened.dir() != null) {
+        opened.dir().close();
+      }
+    }
+  }
 
   private static ShmMount.Usage usage(ShmMount m, List<String> warnings) {
     try {

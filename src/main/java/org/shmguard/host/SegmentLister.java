@@ -89,22 +89,59 @@ public final class SegmentLister {
 
   /** @param heldBefore whether the previous pass saw a holder of this file */
   public Listing list(ShmMount mount, Predicate<FileKey> heldBefore) {
-    try (DirHandle dir = linux.openDirectory(mount.path())) {
+    Opened opened = open(mount);
+    if (opened.problem() != null) {
+      return new Listing(List.of(), null, opened.problem());
+    }
+    try (DirHandle dir = opened.dir()) {
+      return list(mount, dir, heldBefore);
+    }
+  }
+
+  /**
+   * The mount's root, opened through its path and checked to be the mount's device; or why not.
+   * This is the part that walks a path (through other mounts, a container's root) and so may
+   * block on a filesystem that stops answering: callers bound it with a deadline
+   * ({@link PathWalks}). The caller closes the handle.
+   */
+  public Opened open(ShmMount mount) {
+    DirHandle dir = null;
+    try {
+      dir = linux.openDirectory(mount.path());
       StatxResult self = dir.self();
       Dev dev = Dev.of(self.devMajor(), self.devMinor());
       if (!dev.equals(mount.dev())) {
-        return new Listing(List.of(), null, mount.path() + " is now device " + dev + ", not " + mount.dev() + "; not listed");
+        dir.close();
+        return new Opened(null, mount.path() + " is now device " + dev + ", not " + mount.dev() + "; not listed");
       }
-      Counter counter = new Counter(dir, dev, selection, heldBefore);
-      try {
-        dir.forEachName(counter::accept);
-      } catch (UncheckedIOException e) {
-        throw e.getCause();
+      return new Opened(dir, null);
+    } catch (IOException e) {
+      if (dir != null) {
+        dir.close();
       }
-      return new Listing(counter.kept(), counter.contents(), null);
+      return new Opened(null, "cannot list " + mount.path() + ": " + e.getMessage());
+    }
+  }
+
+  /** A mount's root handle, or the reason there is none. */
+  public record Opened(DirHandle dir, String problem) {}
+
+  /**
+   * Lists through a handle {@link #open} verified to be the watched tmpfs: names and statx
+   * relative to it, in the kernel's own memory, so no deadline is needed however many files the
+   * mount holds (a million take seconds on a busy host, which a path-walk deadline would
+   * mistake for a filesystem that stopped answering).
+   */
+  public Listing list(ShmMount mount, DirHandle dir, Predicate<FileKey> heldBefore) {
+    Counter counter = new Counter(dir, mount.dev(), selection, heldBefore);
+    try {
+      dir.forEachName(counter::accept);
+    } catch (UncheckedIOException e) {
+      return new Listing(List.of(), null, "cannot list " + mount.path() + ": " + e.getCause().getMessage());
     } catch (IOException e) {
       return new Listing(List.of(), null, "cannot list " + mount.path() + ": " + e.getMessage());
     }
+    return new Listing(counter.kept(), counter.contents(), null);
   }
 
   /**

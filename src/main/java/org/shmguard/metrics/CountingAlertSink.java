@@ -1,12 +1,11 @@
 package org.shmguard.metrics;
 
-import org.shmguard.daemon.Alert;
-import org.shmguard.daemon.AlertSink;
-import org.shmguard.daemon.EventKind;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.AlertSink;
 
 /**
- * Counts every alert the daemon raises (and the remount outcomes among them) in the metrics,
- * then hands it on to the real sink (journald or the log).
+ * Counts every alert the daemon raises in the metrics, by kind, then hands it on to the real sink
+ * (journald or the log). Outcomes (remounts, reaps) reach the metrics as data, not through here.
  *
  * <pre>{@code
  * AlertSink sink = new CountingAlertSink(JournalAlertSink.choose(), metrics);
@@ -27,22 +26,9 @@ public final class CountingAlertSink implements AlertSink {
       String mount = alert.field("SHM_MOUNT");
       String container = alert.field("SHM_CONTAINER");
       metrics.alertRaised(alert.kind().label(), mount, container);
-      String remount = remountResult(alert.kind());
-      if (remount != null) {
-        metrics.remounted(mount, container, remount);
-      }
     } finally {
       next.emit(alert);
     }
-  }
-
-  private static String remountResult(EventKind kind) {
-    return switch (kind) {
-      case REMOUNT_GROWN -> "ok";
-      case REMOUNT_REFUSED -> "refused";
-      case REMOUNT_FAILED -> "failed";
-      default -> null;
-    };
   }
 
   @Override

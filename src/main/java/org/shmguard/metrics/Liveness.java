@@ -2,6 +2,7 @@ package org.shmguard.metrics;
 
 import java.time.Duration;
 import java.util.function.LongSupplier;
+import org.shmguard.policy.Health;
 
 /**
  * The daemon's health as probes on the metrics port read it, from when its last pass completed.
@@ -32,12 +33,13 @@ final class Liveness {
   }
 
   /**
-   * Liveness: twice the interval plus a minute, so slow passes on a loaded host are not failures.
+   * Liveness: twice the interval plus a minute ({@link Health#staleAfter}, the same limit past which
+   * the CHECK answer is stale), so slow passes on a loaded host are not failures.
    * Readiness: twice the interval plus 10 s, one missed sweep and a slow pass (a pass takes
    * milliseconds; every interval brings one even when no event came).
    */
   static Liveness forInterval(Duration interval) {
-    return new Liveness(interval.multipliedBy(2).plusMinutes(1), interval.multipliedBy(2).plusSeconds(10), System::nanoTime);
+    return new Liveness(Health.staleAfter(interval), interval.multipliedBy(2).plusSeconds(10), System::nanoTime);
   }
 
   void passCompleted() {

@@ -3,8 +3,8 @@ package org.shmguard.metrics;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.shmguard.config.Config;
-import org.shmguard.daemon.AlertSink;
-import org.shmguard.daemon.LogAlertSink;
+import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.LogAlertSink;
 import org.shmguard.engine.Engine;
 import org.shmguard.model.ShmMount;
 

@@ -3,11 +3,13 @@ package org.shmguard.metrics;
 import java.time.Duration;
 import org.shmguard.engine.Engine;
 import org.shmguard.model.ShmMount;
+import org.shmguard.remedy.RemountOutcome;
 
 /**
- * Where the daemon reports what it saw and did, for metrics. The daemon calls
- * {@link #passCompleted} after every observe, decide, act pass; {@link CountingAlertSink} reports
- * alerts and remount outcomes; the advice socket would call {@link #adviceAnswered}.
+ * Where the daemon reports what it saw and did, for metrics, as data: the daemon calls
+ * {@link #passCompleted} after every observe, decide, act pass (its judgement and reap outcomes)
+ * and {@link #remounted(RemountOutcome)} with every remount's outcome; {@link CountingAlertSink}
+ * counts alerts; the advice socket calls {@link #adviceAnswered}.
  *
  * <pre>{@code
  * Engine.Pass pass = engine.clean(false);
@@ -33,6 +35,15 @@ public interface MetricsSink {
 
   /** A remount of {@code mount} of {@code container} ended with {@code result}: ok, refused or failed. */
   void remounted(String mount, String container, String result);
+
+  /** What one remount came to (planned on the capacity path or asked for over the socket). */
+  default void remounted(RemountOutcome o) {
+    remounted(o.mount(), null, switch (o.result()) {
+      case GROWN -> "ok";
+      case REFUSED -> "refused";
+      case FAILED -> "failed";
+    });
+  }
 
   /** A sink that records nothing, for the one-shot commands and a daemon with metrics off. */
   static MetricsSink none() {

@@ -6,7 +6,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import org.shmguard.daemon.KeptFile;
+import org.shmguard.host.KeptFile;
 
 /**
  * A node_exporter textfile ({@code --collector.textfile.directory}), 0644, replaced whole after

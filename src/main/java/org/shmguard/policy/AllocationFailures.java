@@ -44,17 +44,17 @@ public final class AllocationFailures {
     }
     long free = usage.freeBytes();
     if (free < SEGMENT_FILE_BYTES) {
-      return what + ", on a mount with " + free + " bytes free, less than the " + SEGMENT_FILE_BYTES
+      return what + ", on a mount with " + Bytes.human(free) + " free, less than the " + Bytes.human(SEGMENT_FILE_BYTES)
           + " an SHM receive segment needs";
     }
     for (NcclVersion v : NcclFacts.PROXY_POOL_RESIZED) {
       long pool = NcclFacts.proxyPoolBytes(v) + NcclFacts.REFCOUNT_BYTES;
       if (free < pool) {
-        return what + ", on a mount with " + free + " bytes free: enough for an SHM receive segment, less than the "
-            + pool + " the proxy ops pool of NCCL " + v.major() + "." + v.minor() + " and later needs";
+        return what + ", on a mount with " + Bytes.human(free) + " free: enough for an SHM receive segment, less than the "
+            + Bytes.human(pool) + " the proxy ops pool of NCCL " + v.major() + "." + v.minor() + " and later needs";
       }
     }
-    return what + ", on a mount with " + free + " bytes free, enough for any NCCL segment of default size: "
+    return what + ", on a mount with " + Bytes.human(free) + " free, enough for any NCCL segment of default size: "
         + "the space was freed since, or the segment was larger (NCCL_BUFFSIZE and the like), or a limit other "
         + "than the mount's size refused it";
   }

@@ -82,7 +82,7 @@ public final class HolderHistory {
             break;
           }
           ProcessInfo info = snapshot.processes().get(r.pid());
-          byPid.putIfAbsent(r.pid(), info != null ? info : new ProcessInfo(r.pid(), "?", -1, null, null, -1));
+          byPid.putIfAbsent(r.pid(), info != null ? info : earlier(key, r.pid()));
         }
         next.put(key, List.copyOf(byPid.values()));
         if (more) {
@@ -96,6 +96,19 @@ public final class HolderHistory {
       }
     }
     return new HolderHistory(Map.copyOf(next), Set.copyOf(nextPartial));
+  }
+
+  /**
+   * What an earlier pass knew of {@code pid} holding {@code key} (its command and owner), for a
+   * holder whose details this pass could not read; a bare placeholder ("pid N") if none did.
+   */
+  private ProcessInfo earlier(FileKey key, int pid) {
+    for (ProcessInfo p : lastHolders.getOrDefault(key, List.of())) {
+      if (p.pid() == pid && p.known()) {
+        return p;
+      }
+    }
+    return new ProcessInfo(pid, "?", -1, null, null, -1);
   }
 
   public int size() {

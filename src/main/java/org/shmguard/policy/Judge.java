@@ -16,6 +16,8 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.policy.family.FamilySettings;
+import org.shmguard.policy.family.SegmentFamily;
 
 /**
  * The decide stage: verdicts for every segment, hidden usage for every mount, and the reap plan.
@@ -42,7 +44,7 @@ public final class Judge {
     List<Assessment> candidates = new ArrayList<>();
     if (blockers.isEmpty()) {
       for (Assessment a : assessments) {
-        if (a.verdict().reapable() && (a.mount() == null || a.mount().mayAct())) {
+        if (a.verdict().reapable() && a.mayReap() && (a.mount() == null || a.mount().mayAct())) {
           candidates.add(a);
         }
       }
@@ -61,6 +63,9 @@ public final class Judge {
     if (age.isNegative()) {
       age = Duration.ZERO;
     }
+    SegmentFamily family = policy.families().familyOf(name);
+    FamilySettings settings = policy.families().settings(family);
+    Duration grace = policy.graceFor(s);
     Verdict verdict;
     String reason;
     Glob denied = policy.denying(name);
@@ -68,7 +73,7 @@ public final class Judge {
     if (denied != null) {
       verdict = Verdict.IGNORED;
       reason = "reap.deny has " + denied;
-    } else if (allowed == null) {
+    } else if (allowed == null && settings == null) {
       verdict = Verdict.IGNORED;
       reason = "no reap.patterns entry matches";
     } else if (s.hasOtherLinks()) {
@@ -77,26 +82,39 @@ public final class Judge {
     } else if (!holders.isEmpty()) {
       verdict = Verdict.HELD;
       reason = "held by " + describePids(holders);
-    } else if (s.sizeBytes() == 0 && SegmentKind.isNccl(name)) {
+    } else if (family != null && family.failedCreation(s.sizeBytes())) {
       verdict = Verdict.FAILED_CREATION;
       reason = "0 bytes and unheld: an NCCL segment whose extension failed";
-    } else if (history.allHoldersExited(key, snap)) {
+    } else if ((family == null || family.holdersExitedMeansLeaked()) && history.allHoldersExited(key, snap)) {
       verdict = Verdict.LEAKED;
       reason = "unheld; every process that held it has exited (" + describeInfos(last) + ")";
-    } else if (age.compareTo(policy.grace()) >= 0) {
+    } else if (age.compareTo(grace) >= 0) {
       verdict = Verdict.LEAKED;
-      reason = "unheld and unchanged for " + Durations.human(age) + " (grace " + Durations.human(policy.grace()) + ")";
+      reason = "unheld and unchanged for " + Durations.human(age) + " (grace " + Durations.human(grace) + ")";
     } else {
       verdict = Verdict.GRACE;
-      reason = "unheld but changed " + Durations.human(age) + " ago; grace is " + Durations.human(policy.grace());
+      reason = "unheld but changed " + Durations.human(age) + " ago; grace is " + Durations.human(grace);
     }
-    if (verdict.reapable() && !snap.complete()) {
+    boolean mayReap = allowed != null || (settings != null && settings.reap());
+    if (verdict.reapable() && !mayReap) {
+      String creator = CreatorEvidence.deadCreator(family, name, mount, snap, last);
+      if (creator != null) {
+        mayReap = true;
+        reason = reason + "; " + creator;
+      } else {
+        reason = reason + "; reported, not reaped: families." + family.name() + ".reap is off"
+            + (family.holdersExitedMeansLeaked() ? "" : " and its creator may have handed it on")
+            + CreatorEvidence.why(family, name, mount, snap);
+      }
+    }
+    if (verdict.reapable() && mayReap && !snap.complete()) {
       reason = reason + "; not confirmed: the /proc pass was incomplete";
     }
-    if (verdict.reapable() && mount != null && !mount.mayAct()) {
+    if (verdict.reapable() && mayReap && mount != null && !mount.mayAct()) {
       reason = reason + "; not reaped: shmguard only reports this mount (" + mount.reportOnly() + ")";
     }
-    return new Assessment(s, mount, verdict, reason, kind, holders, age, last);
+    return new Assessment(s, mount, verdict, reason, kind, holders, age, last, family == null ? null : family.name(),
+        grace, mayReap);
   }
 
   private static List<MountReport> mountReports(Snapshot snap) {
@@ -148,17 +166,20 @@ public final class Judge {
     for (HolderRef h : holders) {
       byPid.computeIfAbsent(h.pid(), p -> new ArrayList<>()).add(h.access().label());
     }
-    StringBuilder sb = new StringBuilder();
-    byPid.forEach((pid, how) -> sb.append(sb.length() == 0 ? "" : ", ").append("pid ").append(pid)
-        .append(" (").append(String.join("+", how)).append(')'));
-    return sb.toString();
+    List<String> each = new ArrayList<>();
+    byPid.forEach((pid, how) -> each.add("pid " + pid + " (" + String.join("+", how) + ")"));
+    return firstFew(each);
   }
 
   private static String describeInfos(List<ProcessInfo> infos) {
-    StringBuilder sb = new StringBuilder();
-    for (ProcessInfo p : infos) {
-      sb.append(sb.length() == 0 ? "" : ", ").append(p.describe());
-    }
-    return sb.toString();
+    return firstFew(infos.stream().map(ProcessInfo::describe).toList());
+  }
+
+  /** How many holders a reason names; the rest are counted ("and 61 more"), so that a reason stays one readable line. */
+  static final int NAMED_HOLDERS = 3;
+
+  private static String firstFew(List<String> items) {
+    String named = String.join(", ", items.subList(0, Math.min(NAMED_HOLDERS, items.size())));
+    return items.size() > NAMED_HOLDERS ? named + " and " + (items.size() - NAMED_HOLDERS) + " more" : named;
   }
 }

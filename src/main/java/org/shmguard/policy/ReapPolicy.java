@@ -3,6 +3,9 @@ package org.shmguard.policy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.shmguard.model.Segment;
+import org.shmguard.policy.family.FamilyRules;
+import org.shmguard.policy.family.FamilySettings;
 
 /**
  * The rules the decide stage applies.
@@ -11,8 +14,10 @@ import java.util.Objects;
  * @param patterns names shmguard may reap
  * @param deny names shmguard must never reap, whatever the patterns say
  * @param requireHostPidNamespace reap only when running in the host's PID namespace
+ * @param families the segment families judged besides what the patterns allow, with their settings
  */
-public record ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, boolean requireHostPidNamespace) {
+public record ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, boolean requireHostPidNamespace,
+    FamilyRules families) {
   /** What {@code LeasedUnlink} renames a file to while it holds the lease, and may leave behind. */
   public static final Glob STRANDED = Glob.of(".shmguard-reap-????????????????");
 
@@ -23,6 +28,31 @@ public record ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, b
     }
     patterns = List.copyOf(patterns);
     deny = List.copyOf(deny);
+    Objects.requireNonNull(families, "families");
+  }
+
+  /** A policy that judges only what its patterns allow (no family is watched beyond them). */
+  public ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, boolean requireHostPidNamespace) {
+    this(grace, patterns, deny, requireHostPidNamespace, FamilyRules.none());
+  }
+
+  /**
+   * How long an unheld segment must stay unchanged before it counts as leaked. The one place a
+   * grace is read: the judge applies it and the daemon's planner asks when it ends (see
+   * {@link #graceLeft}), so a per-family grace is a change here alone.
+   */
+  public Duration graceFor(Segment segment) {
+    FamilySettings settings = families.settings(families.familyOf(segment.nameText()));
+    return settings != null ? settings.grace() : grace;
+  }
+
+  /** How long until a segment in its grace becomes reapable (zero if that is now), or null if it is not in its grace. */
+  public Duration graceLeft(Assessment a) {
+    if (a.verdict() != Verdict.GRACE) {
+      return null;
+    }
+    Duration left = graceFor(a.segment()).minus(a.age());
+    return left.isNegative() ? Duration.ZERO : left;
   }
 
   public Glob denying(String name) {
@@ -35,12 +65,12 @@ public record ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, b
   }
 
   /**
-   * Whether a file of this name is one the decide stage needs to see: a pattern allows it and no
-   * deny entry names it. Every other file can only ever be ignored, so listings count it and keep
-   * nothing of it.
+   * Whether a file of this name is one the decide stage needs to see: a pattern allows it or a
+   * watched family claims it, and no deny entry names it. Every other file can only ever be
+   * ignored, so listings count it and keep nothing of it.
    */
   public boolean examines(String name) {
-    return allowing(name) != null && denying(name) == null;
+    return (allowing(name) != null || families.watches(name)) && denying(name) == null;
   }
 
   /**

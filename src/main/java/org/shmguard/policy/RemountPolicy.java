@@ -24,6 +24,14 @@ public record RemountPolicy(boolean enabled, SizeSpec target, SizeSpec max, Dura
     Objects.requireNonNull(cooldown, "cooldown");
   }
 
+  /**
+   * Whether a change of capacity level calls for a remount: remounting is on and the mount has just
+   * become critical. Once per entry into critical; leaving it takes the capacity hysteresis.
+   */
+  public boolean triggeredBy(CapacityWatch.Change change) {
+    return enabled && change.to() == CapacityLevel.CRITICAL && change.from() != CapacityLevel.CRITICAL;
+  }
+
   /** Grow from {@code fromBytes} to {@code toBytes}, or not, and why in words. */
   public record Decision(boolean grow, long fromBytes, long toBytes, String reason) {}
 
@@ -43,17 +51,17 @@ public record RemountPolicy(boolean enabled, SizeSpec target, SizeSpec max, Dura
     long want = requested != null ? requested : target.resolve(ramBytes);
     String capped = "";
     if (want > cap) {
-      capped = " (capped from " + want + " by remount.maxSize " + max + ")";
+      capped = " (capped from " + Bytes.human(want) + " by remount.maxSize " + max + ")";
       want = cap;
     }
     want = want / PAGE * PAGE;
     if (want <= sizeBytes) {
-      return new Decision(false, sizeBytes, sizeBytes, "a remount only grows: " + want + " bytes" + capped
-          + " is not above the current size " + sizeBytes);
+      return new Decision(false, sizeBytes, sizeBytes, "a remount only grows: " + Bytes.human(want) + capped
+          + " is not above the current size " + Bytes.human(sizeBytes));
     }
     if (want < usedBytes) {
-      return new Decision(false, sizeBytes, sizeBytes, want + " bytes is below the " + usedBytes + " in use");
+      return new Decision(false, sizeBytes, sizeBytes, Bytes.human(want) + " is below the " + Bytes.human(usedBytes) + " in use");
     }
-    return new Decision(true, sizeBytes, want, "grow from " + sizeBytes + " to " + want + " bytes" + capped);
+    return new Decision(true, sizeBytes, want, "grow from " + Bytes.human(sizeBytes) + " to " + Bytes.human(want) + capped);
   }
 }

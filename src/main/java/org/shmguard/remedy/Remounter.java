@@ -17,6 +17,7 @@ import org.shmguard.model.Dev;
 import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.FsUsage;
 import org.shmguard.nativ.MountHandle;
+import org.shmguard.policy.Bytes;
 import org.shmguard.policy.RemountPolicy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,6 +43,7 @@ public final class Remounter {
   private final Clock clock;
   private final Map<Dev, Instant> lastRemount = new ConcurrentHashMap<>();
   private volatile Consumer<RemountOutcome> listener = o -> {};
+  private volatile boolean dryRun;
 
   public Remounter(RemountPolicy policy, long ramBytes, Clock clock) {
     this.policy = policy;
@@ -51,7 +53,16 @@ public final class Remounter {
 
   /** A remounter for the configuration's remount section, with the host's memory from /proc/meminfo. */
   public static Remounter create(org.shmguard.config.Config.Remount c, HostPaths paths, Clock clock) throws IOException {
-    return new Remounter(new RemountPolicy(c.enabled(), c.targetSize(), c.maxSize(), c.cooldown()), memTotal(paths), clock);
+    return new Remounter(c.policy(), memTotal(paths), clock);
+  }
+
+  /**
+   * In a dry run (the daemon's --dry-run, reap.dryRun) the policy still decides, and a remount it
+   * would make is logged and reported as refused ("dry run: would grow ..."); nothing is remounted.
+   */
+  public Remounter dryRun(boolean on) {
+    this.dryRun = on;
+    return this;
   }
 
   /** Told every outcome after it is logged: where the daemon's journal sink listens. */
@@ -91,6 +102,11 @@ public final class Remounter {
       if (!d.grow()) {
         LOG.info("not remounting {} ({}): {}", name, trigger, d.reason());
         return new RemountOutcome(RemountOutcome.Result.REFUSED, name, d.fromBytes(), d.fromBytes(), d.reason(), opts, opts);
+      }
+      if (dryRun) {
+        String would = "dry run: would " + d.reason() + " (" + Bytes.human(usage.usedBytes()) + " used); nothing remounted";
+        LOG.warn("not remounting {} ({}): {}", name, trigger, would);
+        return new RemountOutcome(RemountOutcome.Result.REFUSED, name, d.fromBytes(), d.fromBytes(), would, opts, opts);
       }
       lastRemount.put(mount.dev(), now);
       LOG.warn("remounting {} ({}): {}, {} bytes used; options before: {}", name, trigger, d.reason(), usage.usedBytes(), opts);

@@ -11,9 +11,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.shmguard.testing.CliRun;
+import org.shmguard.testing.PyClient;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.TmpfsMount;
 import org.shmguard.testing.Sandbox;
@@ -48,6 +50,17 @@ class AdviceDaemonTest {
       assertThat(viaDaemon.status()).as(viaDaemon.err()).isZero();
       assertThat(viaDaemon.err()).isEmpty();
       assertThat(viaDaemon.out()).contains("NCCL_SHM_DISABLE=1");
+
+      // The Java-free client: the same answer from the same daemon, and its health verdict from the last pass.
+      PyClient py = PyClient.run(Duration.ofSeconds(30), Map.of("SHMGUARD_ADVICE_SOCKET", socket.toString()),
+          "advise", "--local-ranks", "4", "--nccl-version", "2.21.5");
+      assertThat(py.status()).as(py.err()).isZero();
+      assertThat(py.out()).isEqualTo(viaDaemon.out());
+      PyClient check = PyClient.run(Duration.ofSeconds(30), Map.of("SHMGUARD_ADVICE_SOCKET", socket.toString()), "check");
+      CliRun ownPass = CliRun.of("check", "-c", config.toString());
+      assertThat(check.status()).as(check.out()).isEqualTo(ownPass.status());
+      assertThat(check.out()).hasLineCount(1).startsWith(ownPass.out().substring(0, ownPass.out().indexOf(':') + 1));
+      assertThat(AdviceClient.ask(socket, "CHECK v1", Duration.ofSeconds(10))).contains("SHMGUARD_PASS_AGE_SECONDS=");
     } finally {
       daemon.destroy(); // SIGTERM, as systemd stops it
       assertThat(daemon.waitFor(60, TimeUnit.SECONDS)).isTrue();
@@ -62,7 +75,8 @@ class AdviceDaemonTest {
     Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "remount-");
     Path socket = dir.resolve("advice.sock");
     try (TmpfsMount shm = TmpfsMount.create("size=1m,mode=1777,nosuid,nodev")) {
-      Path config = TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  dryRun: true\n  requireHostPidNamespace: false\n"
+      // Not a dry run: a dry run remounts nothing, not even for root (DaemonDryRunTest); no file here has a name to reap.
+      Path config = TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  requireHostPidNamespace: false\n"
           + "daemon:\n  interval: 1s\nadvice:\n  socket: " + socket + "\n  envFile: " + dir.resolve("advice.env") + "\n"
           + "remount:\n  enabled: true\n  targetSize: 2M\n  maxSize: 16M\n  cooldown: 1h\n");
       Process daemon = new ProcessBuilder(Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
@@ -70,7 +84,7 @@ class AdviceDaemonTest {
           .redirectErrorStream(true).redirectOutput(dir.resolve("daemon.log").toFile()).start();
       try {
         String grown = eventually(() -> AdviceClient.ask(socket, "REMOUNT v1 dev=" + shm.dev() + " size=8388608", Duration.ofSeconds(30)));
-        assertThat(grown).startsWith("grew " + shm.path() + " from 1048576 to 8388608 bytes");
+        assertThat(grown).startsWith("grew " + shm.path() + " from 1.0M to 8.0M");
         assertThat(Cmd.run("findmnt", "-n", "-o", "OPTIONS", shm.path().toString())).contains("nosuid", "nodev", "size=8192k");
 
         assertThatThrownBy(() -> AdviceClient.ask(socket, "REMOUNT v1 dev=" + shm.dev() + " size=16777216", Duration.ofSeconds(30)))

@@ -11,6 +11,8 @@ import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.shmguard.policy.AdviceEngine;
+import org.shmguard.policy.HostGpus;
 import org.shmguard.testing.Sandbox;
 import org.slf4j.LoggerFactory;
 

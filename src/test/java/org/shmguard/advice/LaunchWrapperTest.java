@@ -19,6 +19,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.shmguard.policy.AdviceEngine;
+import org.shmguard.policy.HostGpus;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Judgement;
@@ -27,11 +31,24 @@ import org.shmguard.testing.TestConfig;
 
 /**
  * packaging/bin/shmguard-launch for real: a real daemon socket (or none, or one that never
- * answers), the real `shmguard advise` in its own JVM, and a real command whose arguments,
- * environment and exit status the test reads back.
+ * answers), asked through the python client or, where that is missing, the real `shmguard
+ * advise` in its own JVM, and a real command whose arguments, environment and exit status the
+ * test reads back.
  */
 class LaunchWrapperTest {
   private static final Path WRAPPER = Path.of("packaging/bin/shmguard-launch").toAbsolutePath();
+  private static final Path CLIENT = Path.of("packaging/share/shmguard_client.py").toAbsolutePath();
+
+  /** How the wrapper asks: through the python client, or (client absent) through `shmguard advise`. */
+  enum Asker {
+    PYTHON(CLIENT.toString()), JAVA("/nonexistent/shmguard_client.py");
+
+    final String client;
+
+    Asker(String client) {
+      this.client = client;
+    }
+  }
   /** Prints each argument in brackets and the two NCCL variables, then exits 7. */
   private static final List<String> PROBE = List.of("/bin/sh", "-c",
       "for a in \"$@\"; do printf '[%s]\\n' \"$a\"; done; echo \"SHM=${NCCL_SHM_DISABLE-unset}\";"
@@ -70,11 +87,12 @@ class LaunchWrapperTest {
     server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
   }
 
-  @Test
-  void withTheDaemonUpItSetsTheAdviceAndKeepsArgumentsAndExitStatus() throws Exception {
+  @ParameterizedTest
+  @EnumSource(Asker.class)
+  void withTheDaemonUpItSetsTheAdviceAndKeepsArgumentsAndExitStatus(Asker asker) throws Exception {
     startDaemon();
 
-    Run r = launch(Map.of(), "--local-ranks", "4", "--nccl-version", "2.21.5", "--");
+    Run r = launch(asker, Map.of(), "--local-ranks", "4", "--nccl-version", "2.21.5", "--");
 
     assertThat(r.status).as(r.err).isEqualTo(7);
     assertThat(r.out.lines()).containsExactly("[two words]", "[it's]", "[\"quoted\"]", "[]", "[$HOME]", "[-*]",
@@ -83,20 +101,22 @@ class LaunchWrapperTest {
     assertThat(r.err).startsWith("shmguard-launch: set NCCL_SHM_DISABLE=1 [advice: shm-disable]: 4 local ranks of NCCL 2.21.5 need");
   }
 
-  @Test
-  void theUsersOwnSettingWins() throws Exception {
+  @ParameterizedTest
+  @EnumSource(Asker.class)
+  void theUsersOwnSettingWins(Asker asker) throws Exception {
     startDaemon();
 
-    Run r = launch(Map.of("NCCL_SHM_DISABLE", "0"), "--local-ranks", "4", "--nccl-version", "2.21.5");
+    Run r = launch(asker, Map.of("NCCL_SHM_DISABLE", "0"), "--local-ranks", "4", "--nccl-version", "2.21.5");
 
     assertThat(r.status).isEqualTo(7);
     assertThat(r.out).contains("SHM=0\n");
     assertThat(r.err).startsWith("shmguard-launch: set nothing (kept your own NCCL_SHM_DISABLE) [advice: shm-disable]");
   }
 
-  @Test
-  void withTheDaemonDownTheCommandRunsUnchanged() throws Exception {
-    Run r = launch(Map.of(), "--local-ranks", "4");
+  @ParameterizedTest
+  @EnumSource(Asker.class)
+  void withTheDaemonDownTheCommandRunsUnchanged(Asker asker) throws Exception {
+    Run r = launch(asker, Map.of(), "--local-ranks", "4");
 
     assertThat(r.status).isEqualTo(7);
     assertThat(r.out.lines()).containsExactly("[two words]", "[it's]", "[\"quoted\"]", "[]", "[$HOME]", "[-*]",
@@ -104,13 +124,18 @@ class LaunchWrapperTest {
     assertThat(r.err).isEqualTo("shmguard-launch: no advice from the shmguard daemon (not running, not reachable or too slow); running the command unchanged\n");
   }
 
-  @Test
-  void aDaemonThatNeverAnswersIsNotWaitedForLong() throws Exception {
+  @ParameterizedTest
+  @EnumSource(Asker.class)
+  void aDaemonThatNeverAnswersIsNotWaitedForLong(Asker asker) throws Exception {
     // Bound and listening, but nobody accepts: connect works, no reply ever comes.
     try (ServerSocketChannel mute = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
       mute.bind(UnixDomainSocketAddress.of(socket));
 
-      Run r = launch(Map.of(), "--local-ranks", "4");
+      long start = System.nanoTime();
+      Run r = launch(asker, Map.of(), "--local-ranks", "4");
+      if (asker == Asker.PYTHON) {
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(8)); // 2 s for the daemon
+      }
 
       assertThat(r.status).isEqualTo(7);
       assertThat(r.out).contains("SHM=unset");
@@ -118,6 +143,19 @@ class LaunchWrapperTest {
     } finally {
       Files.deleteIfExists(socket);
     }
+  }
+
+  @Test
+  void withNeitherThePythonClientNorShmguardTheCommandRunsUnchangedAndItSaysSoOnce() throws Exception {
+    startDaemon();
+    Path empty = Files.createDirectories(dir.resolve("empty"));
+
+    Run r = launch(Asker.JAVA, Map.of("PATH", empty + ":/bin"), "--local-ranks", "4");
+
+    assertThat(r.status).isEqualTo(7);
+    assertThat(r.out).contains("SHM=unset");
+    assertThat(r.err).isEqualTo("shmguard-launch: neither python3 with shmguard_client.py nor shmguard is here;"
+        + " running the command unchanged\n");
   }
 
   @Test
@@ -131,7 +169,7 @@ class LaunchWrapperTest {
 
   @Test
   void noCommandIsAUsageError() throws Exception {
-    Run r = launch(Map.of(), List.of("--local-ranks", "4"));
+    Run r = launch(Asker.PYTHON, Map.of(), List.of("--local-ranks", "4"));
 
     assertThat(r.status).isEqualTo(2);
     assertThat(r.err).contains("no command given");
@@ -139,13 +177,13 @@ class LaunchWrapperTest {
 
   private record Run(int status, String out, String err) {}
 
-  private Run launch(Map<String, String> env, String... options) throws Exception {
+  private Run launch(Asker asker, Map<String, String> env, String... options) throws Exception {
     List<String> args = new ArrayList<>(List.of(options));
     args.addAll(PROBE);
-    return launch(env, args);
+    return launch(asker, env, args);
   }
 
-  private Run launch(Map<String, String> env, List<String> args) throws Exception {
+  private Run launch(Asker asker, Map<String, String> env, List<String> args) throws Exception {
     List<String> cmd = new ArrayList<>(List.of(WRAPPER.toString()));
     cmd.addAll(args);
     ProcessBuilder pb = new ProcessBuilder(cmd);
@@ -153,6 +191,7 @@ class LaunchWrapperTest {
     pb.environment().remove("NCCL_CUMEM_HOST_ENABLE");
     pb.environment().put("PATH", dir.resolve("bin") + ":/usr/bin:/bin");
     pb.environment().put("SHMGUARD_ADVICE_SOCKET", socket.toString());
+    pb.environment().put("SHMGUARD_CLIENT", asker.client);
     pb.environment().putAll(env);
     pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
     Process p = pb.start();

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.shmguard.policy.HostGpus;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.DriverVersion;
 

@@ -21,6 +21,14 @@ class RequestTest {
     assertThat(Request.Verb.CLEAN.changesHost()).isTrue();
     assertThat(Request.Verb.ADVISE.changesHost()).isFalse();
     assertThat(Request.Verb.PING.changesHost()).isFalse();
+    assertThat(Request.Verb.CHECK.changesHost()).isFalse();
+  }
+
+  @Test
+  void checkTakesTheVersionAndNoKeys() throws Exception {
+    assertThat(Request.parse("CHECK v1").verb()).isEqualTo(Request.Verb.CHECK);
+    assertThatThrownBy(() -> Request.parse("CHECK")).hasMessageContaining("CHECK v1");
+    assertThatThrownBy(() -> Request.parse("CHECK v1 dev=0:25")).hasMessageContaining("CHECK takes no \"dev\"");
   }
 
   @Test

@@ -155,11 +155,12 @@ class HostileConfigTest {
   @Test
   void brokenYamlIsOneLineWithItsLine() {
     ConfigException e = refusal("reap:\n  grace: 1s\n patterns: [\n");
-    assertThat(e.format()).isEqualTo("test.yaml:3: not valid YAML: expected <block end>, but found '<block mapping start>' "
-        + "(while parsing a block mapping from line 1)");
+    assertThat(e.format()).isEqualTo("test.yaml:3: not valid YAML: this line's indentation matches no key above it: "
+        + "indent it as deep as its siblings");
     assertThat(refusal("reap:\n\tgrace: 1s\n").format())
-        .isEqualTo("test.yaml:2: not valid YAML: found character 'TAB' that cannot start any token. (Do not use TAB for indentation)");
-    assertThat(refusal("reap:\n  grace: \"1s\n").format()).startsWith("test.yaml:3: not valid YAML: found unexpected end of stream");
+        .isEqualTo("test.yaml:2: not valid YAML: a tab where YAML allows only spaces; indent with spaces");
+    assertThat(refusal("reap:\n  grace: \"1s\n").format())
+        .isEqualTo("test.yaml:2: not valid YAML: a quoted value opened on line 2 is never closed");
   }
 
   @Test

@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.shmguard.alert.EventKind;
 import org.shmguard.host.HostPaths;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.Cmd;

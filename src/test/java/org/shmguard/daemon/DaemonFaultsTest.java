@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.shmguard.alert.EventKind;
 import org.shmguard.host.HostPaths;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.CliRun;

@@ -7,6 +7,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.shmguard.alert.EventKind;
 import org.shmguard.host.HostPaths;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.Eventually;

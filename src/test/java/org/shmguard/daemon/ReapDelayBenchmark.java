@@ -9,6 +9,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.shmguard.alert.EventKind;
 import org.shmguard.host.HostPaths;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.Eventually;

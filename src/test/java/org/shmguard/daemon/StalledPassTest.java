@@ -8,6 +8,8 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.EventKind;
 import org.shmguard.host.HostPaths;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.Cmd;

@@ -106,6 +106,16 @@ class JudgeTest {
   }
 
   @Test
+  void aReasonNamesThreeHoldersAndCountsTheRest() {
+    Segment s = segment("nccl-Many01", 1, 9_637_892, Duration.ofSeconds(5));
+    for (int pid = 101; pid <= 108; pid++) {
+      hold(s, pid, Access.MAP, 100);
+    }
+    Judgement j = judge();
+    assertThat(j.segments().get(0).reason()).isEqualTo("held by pid 101 (map), pid 102 (map), pid 103 (map) and 5 more");
+  }
+
+  @Test
   void zeroByteUnheldNcclFileIsFailedCreationEvenWhenYoung() {
     segment("nccl-Zero01", 1, 0, Duration.ofSeconds(1));
     segment("psm_0000000", 2, 0, Duration.ofSeconds(1));
@@ -143,6 +153,22 @@ class JudgeTest {
     assertThat(verdictOf(j, "nccl-Crash1")).isEqualTo(Verdict.LEAKED);
     assertThat(j.segments().get(0).reason()).contains("every process that held it has exited").contains("100 python3 (alice, pod:1234)");
     assertThat(j.segments().get(0).lastHolders()).extracting(ProcessInfo::pid).containsExactly(100, 101);
+  }
+
+  @Test
+  void aHolderWhoseDetailsALaterPassCouldNotReadKeepsItsNameFromHistoryOrIsJustPidN() {
+    Segment s = segment("nccl-Named1", 1, 9_637_892, Duration.ofSeconds(5));
+    hold(s, 100, Access.MAP, 5000);
+    HolderHistory history = HolderHistory.empty().next(snapshot(NOW.minusSeconds(2)));
+    hold(s, 101, Access.FD, 5001);
+    // A pass that sees both holders but could read neither's details (they were exiting).
+    history = history.next(new Snapshot(NOW.minusSeconds(1), List.of(MOUNT), segments, holders.build(), live, Map.of(), List.of(),
+        List.of(), true, 2));
+
+    Judgement j = Judge.judge(laterWithoutHolders(new BitSet(), Map.of()), history, POLICY);
+
+    assertThat(j.segments().get(0).reason())
+        .isEqualTo("unheld; every process that held it has exited (100 python3 (alice, pod:1234), pid 101)");
   }
 
   @Test

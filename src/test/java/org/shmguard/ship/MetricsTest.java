@@ -122,6 +122,25 @@ class MetricsTest {
     }
   }
 
+  @Test
+  void remountsAreCountedFromTheirOutcomesNotFromAlertKinds() throws Exception {
+    Config config = config();
+    try (MetricsOutputs metrics = MetricsOutputs.start(config)) {
+      metrics.remounted(new org.shmguard.remedy.RemountOutcome(org.shmguard.remedy.RemountOutcome.Result.REFUSED,
+          "/dev/shm", 0, 0, "remounting is off", "", ""));
+      var alerts = new org.shmguard.metrics.CountingAlertSink(new org.shmguard.testing.RecordingSink(), metrics);
+      alerts.emit(org.shmguard.alert.Alert.of(org.shmguard.alert.EventKind.REMOUNT_GROWN, "an alert, not an outcome")
+          .with("SHM_MOUNT", "/dev/shm"));
+
+      String body = scrape(metrics.port());
+
+      assertThat(sample(body, "shmguard_remounts_total", "result=\"refused\"")).isEqualTo(1);
+      assertThat(body.lines().filter(l -> l.startsWith("shmguard_remounts_total{") && l.contains("result=\"ok\"")))
+          .as("a remount_grown alert is no remount").isEmpty();
+      assertThat(sample(body, "shmguard_alerts_total", "kind=\"remount_grown\"")).isEqualTo(1);
+    }
+  }
+
   /** The value of the one sample of {@code name} whose labels contain every fragment. */
   static double sample(String exposition, String name, String... labelFragments) {
     return exposition.lines()

@@ -17,12 +17,16 @@ class PackagesTest {
       "/usr/bin/shmguard",
       "/usr/share/shmguard/shmguard.jar",
       "/usr/share/shmguard/make-cds-archive",
+      "/usr/share/shmguard/shmguard_client.py",
       "/etc/shmguard/shmguard.yaml",
       "/usr/share/man/man1/shmguard.1.gz",
       "/usr/share/man/man1/shmguard-launch.1.gz",
       "/usr/share/bash-completion/completions/shmguard",
       "/usr/share/doc/shmguard/copyright",
-      "/usr/share/doc/shmguard/changelog.gz");
+      "/usr/share/doc/shmguard/changelog.gz",
+      "/usr/share/doc/shmguard/NOTICE",
+      "/usr/share/shmguard/slurm/epilog",
+      "/usr/share/shmguard/slurm/shmguard.nhc");
 
   /** Files other parts of the project provide; once they exist in the tree, the packages must carry them. */
   private static final List<String[]> FROM_TREE = List.of(
@@ -45,6 +49,7 @@ class PackagesTest {
       }
     }
     assertThat(listing).containsPattern("-rwxr-xr-x root/root +\\d+ [-0-9: ]+\\./usr/bin/shmguard\n");
+    assertThat(listing).containsPattern("-rwxr-xr-x root/root +\\d+ [-0-9: ]+\\./usr/share/shmguard/slurm/epilog\n");
     assertThat(Cmd.run("dpkg-deb", "--info", deb.toString(), "conffiles")).isEqualTo("/etc/shmguard/shmguard.yaml\n");
     assertThat(Cmd.run("dpkg-deb", "--field", deb.toString(), "Depends")).contains("java17-runtime-headless");
     if (Files.exists(Path.of("systemd/shmguard.service"))) {
@@ -70,6 +75,11 @@ class PackagesTest {
     assertThat(Cmd.run("rpm", "-qp", "--qf", "[%{FILENAMES} %{FILEFLAGS:fflags}\n]", rpm.toString()))
         .contains("/etc/shmguard/shmguard.yaml cn");
     assertThat(Cmd.run("rpm", "-qp", "--requires", rpm.toString())).contains("java-headless >= 1:17");
+    assertThat(Cmd.run("rpm", "-qp", "--licensefiles", rpm.toString())).isEqualTo(
+        "/usr/share/doc/shmguard/NOTICE\n/usr/share/doc/shmguard/copyright\n/usr/share/licenses/shmguard/LICENSE\n");
+    assertThat(Cmd.run("rpm", "-qp", "--qf", "%{LICENSE}", rpm.toString())).startsWith("Apache-2.0 AND ");
+    assertThat(Cmd.run("rpm", "-qp", "--qf", "[%{FILENAMES} %{FILEMODES:perms}\n]", rpm.toString()))
+        .contains("/usr/share/shmguard/slurm/epilog -rwxr-xr-x\n");
     assertThat(Cmd.run("rpm", "-qp", "--scripts", rpm.toString()))
         .contains("systemctl --no-reload preset shmguard.service")
         .contains("systemctl try-restart shmguard.service");

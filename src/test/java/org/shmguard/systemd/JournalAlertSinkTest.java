@@ -6,9 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.shmguard.daemon.Alert;
-import org.shmguard.daemon.AlertSink;
-import org.shmguard.daemon.EventKind;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.EventKind;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.TestConfig;
 

@@ -11,7 +11,7 @@ import java.util.HashSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.shmguard.daemon.EventKind;
+import org.shmguard.alert.EventKind;
 import org.shmguard.testing.Cmd;
 
 /** The shipped systemd unit and journal catalog: valid for systemd, and covering every event. */

@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
-import org.shmguard.daemon.Alert;
-import org.shmguard.daemon.AlertSink;
-import org.shmguard.daemon.EventKind;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.EventKind;
 
 /** An alert sink that keeps every alert with the moment it arrived, for tests to wait on. */
 public final class RecordingSink implements AlertSink {

@@ -1,0 +1,14 @@
+package org.shmguard.config;
+
+/** {@code namespaces}: which mount namespaces shmguard acts in. */
+final class NamespacesSection extends ConfigSection<Config.Namespaces> {
+  NamespacesSection() {
+    super("namespaces");
+    key("actInUserNamespaces", Types.bool());
+  }
+
+  @Override
+  Config.Namespaces read(Values v) {
+    return new Config.Namespaces(v.get("actInUserNamespaces"));
+  }
+}

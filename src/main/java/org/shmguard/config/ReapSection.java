@@ -1,0 +1,36 @@
+package org.shmguard.config;
+
+import java.time.Duration;
+import java.util.List;
+import org.shmguard.policy.Glob;
+
+/** {@code reap}: which segments may be reaped and when. */
+final class ReapSection extends ConfigSection<Config.Reap> {
+  ReapSection() {
+    super("reap");
+    key("dryRun", Types.bool());
+    key("grace", Types.duration(Duration.ZERO, Duration.ofDays(30)));
+    key("patterns", Types.reapPatterns());
+    key("deny", Types.globs());
+    key("requireHostPidNamespace", Types.bool());
+    key("examineLimit", Types.integer(1, 1_000_000)); // memory bound per mount
+  }
+
+  @Override
+  Config.Reap read(Values v) {
+    return new Config.Reap(v.get("dryRun"), v.get("grace"), v.get("patterns"), v.get("deny"),
+        v.get("requireHostPidNamespace"), v.get("examineLimit"), FamilySection.rules(v));
+  }
+
+  /** A pattern that reap.deny also lists would never reap anything. */
+  @Override
+  void check(Values v) throws ConfigException {
+    List<Glob> deny = v.get("deny");
+    for (Glob pattern : v.<List<Glob>>get("patterns")) {
+      if (deny.contains(pattern)) {
+        throw v.broken("reap.patterns", "reap.deny", "\"" + pattern + "\" is also in reap.deny, so it would never reap anything; "
+            + "allowed: patterns that reap.deny does not list");
+      }
+    }
+  }
+}

@@ -1,0 +1,178 @@
+package org.shmguard.policy;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.EventKind;
+import org.shmguard.model.FileKey;
+import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.Snapshot;
+
+/**
+ * Turns one pass's capacity picture into events: level changes per mount (with the hidden bytes
+ * and who holds them), and each failed NCCL allocation once. It keeps the one capacity state
+ * machine ({@link CapacityWatch}): the changes it reports also drive the remount trigger.
+ */
+final class CapacityAlerts {
+  private final int topHolders;
+  private CapacityWatch watch;
+  private Set<FileKey> reportedFailures = new HashSet<>();
+
+  CapacityAlerts(CapacityPolicy policy, int topHolders) {
+    this.watch = CapacityWatch.start(policy);
+    this.topHolders = topHolders;
+  }
+
+  /** Raises this pass's events into {@code sink} and returns the level changes it brought. */
+  List<CapacityWatch.Change> report(Judgement j, Consumer<Alert> sink) {
+    CapacityWatch.Step step = watch.next(j.mounts());
+    watch = step.watch();
+    for (CapacityWatch.Change c : step.changes()) {
+      EventKind kind = switch (c.to()) {
+        case OK -> EventKind.CAPACITY_OK;
+        case WARNING -> EventKind.CAPACITY_WARNING;
+        case CRITICAL -> EventKind.CAPACITY_CRITICAL;
+      };
+      sink.accept(mountAlert(kind, c.report(), j, c.usedPercent(),
+          String.format("%s is %.0f%% full (was %s, now %s)", c.report().mount().displayName(), c.usedPercent(),
+              c.from().label(), c.to().label())));
+    }
+    Set<FileKey> failures = new HashSet<>();
+    for (AllocationFailures.Failure f : AllocationFailures.find(j)) {
+      Assessment a = f.assessment();
+      FileKey key = a.segment().key();
+      failures.add(key);
+      if (!reportedFailures.contains(key)) {
+        var u = a.mount() == null ? null : a.mount().usage();
+        sink.accept(SegmentAlert.of(EventKind.ALLOCATION_FAILED, "failed NCCL allocation:", a, f.explanation())
+            .with("SHM_FREE_BYTES", u == null ? null : u.freeBytes())
+            .with("SHM_SIZE_BYTES", u == null ? null : u.sizeBytes()));
+      }
+    }
+    reportedFailures = failures;
+    return step.changes();
+  }
+
+  CapacityLevel level(org.shmguard.model.Dev dev) {
+    return watch.level(dev);
+  }
+
+  /**
+   * An event about one mount: how full it is, and what fills it: its largest files (the reapable
+   * names a pass examined, and the hidden ones: unlinked but still mapped), {@code
+   * capacity.topHolders} of them, each with its holders or, when none is left, its last holders.
+   */
+  Alert mountAlert(EventKind kind, MountReport r, Judgement j, double usedPercent, String message) {
+    var m = r.mount();
+    var u = m.usage();
+    Snapshot snap = j.snapshot();
+    List<Largest> largest = largest(r, j);
+    StringBuilder text = new StringBuilder(message);
+    if (u != null) {
+      text.append(": ").append(Bytes.human(u.usedBytes())).append(" of ").append(Bytes.human(u.sizeBytes())).append(" used");
+    }
+    text.append(u == null ? ": " : ", ").append(Counts.of(r.segments(), "file"));
+    if (r.hiddenBytes() > 0) {
+      text.append(", ").append(Bytes.human(r.hiddenBytes())).append(" hidden (unlinked, still mapped)");
+    }
+    for (int i = 0; i < largest.size(); i++) {
+      text.append(i == 0 ? "; largest: " : "; ").append(largest.get(i).text());
+    }
+    Alert a = Alert.of(kind, text.toString())
+        .with("SHM_MOUNT", m.displayName())
+        .with("SHM_CONTAINER", m.container())
+        .with("SHM_USED_PERCENT", String.format("%.1f", usedPercent))
+        .with("SHM_BYTES", u == null ? null : u.usedBytes())
+        .with("SHM_SIZE_BYTES", u == null ? null : u.sizeBytes())
+        .with("SHM_FREE_BYTES", u == null ? null : u.freeBytes())
+        .with("SHM_SEGMENTS", r.segments())
+        .with("SHM_HIDDEN_BYTES", r.hiddenBytes());
+    for (Largest l : largest) {
+      a = a.with("SHM_LARGEST_FILE", l.name()).with("SHM_LARGEST_BYTES", l.bytes());
+    }
+    // Who holds the hidden bytes, largest first, then who holds the largest files: at most topHolders.
+    Set<Integer> named = new LinkedHashSet<>();
+    for (MountReport.Hidden h : r.hidden()) {
+      named.addAll(h.pids());
+    }
+    for (Largest l : largest) {
+      named.addAll(l.pids());
+    }
+    int n = 0;
+    for (int pid : named) {
+      if (n++ >= topHolders) {
+        break;
+      }
+      ProcessInfo p = snap.processes().get(pid);
+      a = a.with("SHM_HOLDER_PID", pid).with("SHM_HOLDER_COMM", p == null || !p.known() ? "?" : p.command());
+    }
+    return a;
+  }
+
+  /** One of the largest files of a mount, in words, and the pids that hold it now. */
+  record Largest(String name, long bytes, String text, List<Integer> pids) {}
+
+  private List<Largest> largest(MountReport r, Judgement j) {
+    Snapshot snap = j.snapshot();
+    List<Largest> all = new ArrayList<>();
+    for (Assessment a : j.segments()) {
+      if (!a.segment().mountDev().equals(r.mount().dev()) || a.segment().allocatedBytes() == 0) {
+        continue;
+      }
+      List<Integer> pids = a.holders().stream().map(h -> h.pid()).distinct().toList();
+      String who;
+      if (!pids.isEmpty()) {
+        who = "held by " + names(pids, snap);
+      } else if (!a.lastHolders().isEmpty()) {
+        who = "last held by " + lastHolders(a.lastHolders(), snap);
+      } else {
+        who = "unheld (" + a.verdict().label() + ")";
+      }
+      String name = a.segment().displayName();
+      all.add(new Largest(name, a.segment().allocatedBytes(), name + " " + Bytes.human(a.segment().allocatedBytes()) + " " + who, pids));
+    }
+    for (MountReport.Hidden h : r.hidden()) {
+      all.add(new Largest(h.path(), h.bytes(), h.path() + " " + Bytes.human(h.bytes()) + " hidden, held by " + names(h.pids(), snap),
+          h.pids()));
+    }
+    all.sort(Comparator.comparingLong(Largest::bytes).reversed());
+    return all.subList(0, Math.min(all.size(), topHolders));
+  }
+
+  /** "pid 1234 (python), pid 1240 (python)": the first two, and how many more. */
+  private static String names(List<Integer> pids, Snapshot snap) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < Math.min(2, pids.size()); i++) {
+      sb.append(i == 0 ? "" : ", ").append(name(pids.get(i), snap.processes().get(pids.get(i))));
+    }
+    if (pids.size() > 2) {
+      sb.append(" and ").append((pids.size() - 2) + " more");
+    }
+    return sb.toString();
+  }
+
+  /** "pid 282 (python), exited": whom the daemon last saw holding it, and whether they still run. */
+  private static String lastHolders(List<ProcessInfo> last, Snapshot snap) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < Math.min(2, last.size()); i++) {
+      ProcessInfo p = last.get(i);
+      ProcessInfo now = snap.processes().get(p.pid());
+      boolean exited = !snap.isAlive(p.pid()) || (now != null && p.startTicks() >= 0 && now.startTicks() != p.startTicks());
+      sb.append(i == 0 ? "" : ", ").append(name(p.pid(), p)).append(exited ? ", exited" : "");
+    }
+    if (last.size() > 2) {
+      sb.append(" and ").append(last.size() - 2).append(" more");
+    }
+    return sb.toString();
+  }
+
+  /** "pid 1234 (python)", or "pid 1234" for a process whose command was never read. */
+  static String name(int pid, ProcessInfo p) {
+    return p == null || !p.known() || p.command() == null ? "pid " + pid : "pid " + pid + " (" + p.command() + ")";
+  }
+}

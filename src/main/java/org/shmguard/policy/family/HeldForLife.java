@@ -1,0 +1,26 @@
+package org.shmguard.policy.family;
+
+import java.time.Duration;
+
+/**
+ * The common shape of a family whose files are held by the processes that use them for as long
+ * as they are useful, and are removed by a launcher or server that may die too: every holder
+ * having exited means leaked. Reported by default, reaped when {@code families.<name>.reap} is
+ * on (or a {@code reap.patterns} entry names them).
+ */
+abstract class HeldForLife implements SegmentFamily {
+  @Override
+  public boolean holdersExitedMeansLeaked() {
+    return true;
+  }
+
+  @Override
+  public Duration defaultGrace() {
+    return Duration.ofMinutes(10);
+  }
+
+  @Override
+  public boolean reapedByDefault() {
+    return false;
+  }
+}

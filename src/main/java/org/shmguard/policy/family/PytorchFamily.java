@@ -1,0 +1,73 @@
+package org.shmguard.policy.family;
+
+import java.time.Duration;
+import java.util.OptionalInt;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * PyTorch's CPU tensors shared between processes: {@code torch_<pid>_<random>_<counter>}, made by
+ * {@code at::NewProcessWideShmHandle()} (aten/src/ATen/MapAllocator.cpp: "/torch_{}_{}_{}" of
+ * getpid(), a std::random_device value, a process-wide counter). In the default file_descriptor
+ * strategy the file is unlinked at once (only hidden usage); in the file_system strategy it stays
+ * named, and torch_shm_manager unlinks it once the clients that registered it are gone
+ * (torch/lib/libshm/manager.cpp). One left behind means the manager died too.
+ *
+ * <p>A holder may drop its storage while the name is still on its way to a receiver, so holders
+ * having exited is not enough; the creator's pid in the name is: once it is provably dead and
+ * nobody holds the file, the file is reaped after the grace.
+ */
+public final class PytorchFamily implements SegmentFamily {
+  private static final Pattern NAME = Pattern.compile("torch_([0-9]{1,10})_[0-9]{1,10}_[0-9]{1,20}");
+
+  @Override
+  public String name() {
+    return "pytorch";
+  }
+
+  @Override
+  public String producer() {
+    return "PyTorch torch.multiprocessing, file_system sharing strategy";
+  }
+
+  @Override
+  public boolean matches(String fileName) {
+    return fileName.startsWith("torch_") && NAME.matcher(fileName).matches();
+  }
+
+  @Override
+  public String pattern() {
+    return "torch_*";
+  }
+
+  @Override
+  public String kind(String fileName, long sizeBytes) {
+    return "pytorch";
+  }
+
+  @Override
+  public boolean holdersExitedMeansLeaked() {
+    return false;
+  }
+
+  @Override
+  public OptionalInt creatorPid(String fileName) {
+    Matcher m = NAME.matcher(fileName);
+    return m.matches() ? SegmentFamily.pid(m.group(1)) : OptionalInt.empty();
+  }
+
+  @Override
+  public Duration defaultGrace() {
+    return Duration.ofMinutes(5);
+  }
+
+  @Override
+  public boolean reapedByDefault() {
+    return false;
+  }
+
+  @Override
+  public String source() {
+    return "pytorch/pytorch aten/src/ATen/MapAllocator.cpp (NewProcessWideShmHandle), torch/lib/libshm/manager.cpp";
+  }
+}

@@ -1,0 +1,149 @@
+package org.shmguard.policy.family;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.shmguard.model.Access;
+import org.shmguard.model.Dev;
+import org.shmguard.model.HolderIndex;
+import org.shmguard.model.HolderRef;
+import org.shmguard.model.MountOrigin;
+import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.Segment;
+import org.shmguard.model.ShmMount;
+import org.shmguard.model.Snapshot;
+import org.shmguard.policy.Assessment;
+import org.shmguard.policy.Glob;
+import org.shmguard.policy.HolderHistory;
+import org.shmguard.policy.Judge;
+import org.shmguard.policy.Judgement;
+import org.shmguard.policy.ReapPolicy;
+import org.shmguard.policy.Verdict;
+
+/**
+ * One row of a family's table, with no kernel: a file, the processes holding it now, those seen
+ * holding it in the pass before and whether they still run, the configuration; judged through
+ * {@link Judge#judge} with the shipped defaults unless the row says otherwise.
+ */
+final class FamilyCase {
+  static final Instant NOW = Instant.parse("2026-11-24T03:00:00Z");
+  private static final Dev DEV = Dev.of(0, 42);
+
+  private final String what;
+  private String name = "nccl-AbC123";
+  private long size = 4096;
+  private Duration age = Duration.ofSeconds(1);
+  private final List<Integer> holdersNow = new ArrayList<>();
+  private final Map<Integer, Long> seenBefore = new LinkedHashMap<>();
+  private final Map<Integer, Long> aliveNow = new HashMap<>();
+  private MountOrigin origin = MountOrigin.HOST;
+  private List<Glob> patterns = List.of(Glob.of("nccl-*"));
+  private final Map<String, FamilySettings> settings = new HashMap<>();
+
+  private FamilyCase(String what) {
+    this.what = what;
+  }
+
+  static FamilyCase of(String what) {
+    return new FamilyCase(what);
+  }
+
+  FamilyCase file(String fileName, long bytes, Duration unchangedFor) {
+    this.name = fileName;
+    this.size = bytes;
+    this.age = unchangedFor;
+    return this;
+  }
+
+  /** A process holds the file now (it maps it). */
+  FamilyCase heldBy(int pid) {
+    holdersNow.add(pid);
+    aliveNow.putIfAbsent(pid, 1000L + pid);
+    return this;
+  }
+
+  /** A process was seen holding the file in the previous pass and has exited since. */
+  FamilyCase heldBeforeByExited(int pid) {
+    seenBefore.put(pid, 1000L + pid);
+    return this;
+  }
+
+  /** A process was seen holding the file in the previous pass and still runs (it let go). */
+  FamilyCase heldBeforeByLiving(int pid) {
+    seenBefore.put(pid, 1000L + pid);
+    aliveNow.put(pid, 1000L + pid);
+    return this;
+  }
+
+  /** A process with this pid runs now, started at {@code startTicks}. */
+  FamilyCase running(int pid, long startTicks) {
+    aliveNow.put(pid, startTicks);
+    return this;
+  }
+
+  FamilyCase onContainerMount() {
+    origin = MountOrigin.NAMESPACE;
+    return this;
+  }
+
+  FamilyCase patterns(String... globs) {
+    patterns = java.util.Arrays.stream(globs).map(Glob::of).toList();
+    return this;
+  }
+
+  FamilyCase configured(String family, boolean reap, Duration grace) {
+    settings.put(family, new FamilySettings(reap, grace));
+    return this;
+  }
+
+  /** The verdict, with whether the plan reaps it. */
+  Outcome judge() {
+    ShmMount mount = new ShmMount(DEV, "/dev/shm", "/dev/shm", origin, "rw", null, List.of(), null,
+        new ShmMount.Usage(64 << 20, 10 << 20, 54 << 20, 1000, 990), 7, "/proc/1/mountinfo", null);
+    long t = NOW.minus(age).getEpochSecond() * 1_000_000_000L;
+    Segment s = new Segment(DEV, name.getBytes(StandardCharsets.UTF_8), 11, size, size, 0100600, 1000, 1, t, t);
+    HolderHistory history = HolderHistory.empty();
+    if (!seenBefore.isEmpty()) {
+      HolderIndex.Builder before = HolderIndex.builder();
+      BitSet live = new BitSet();
+      Map<Integer, ProcessInfo> infos = new HashMap<>();
+      seenBefore.forEach((pid, start) -> {
+        before.add(s.key(), new HolderRef(pid, Access.MAP, "/dev/shm/" + name, false, size));
+        live.set(pid);
+        infos.put(pid, new ProcessInfo(pid, "worker", 1000, "alice", null, start));
+      });
+      history = history.next(new Snapshot(NOW.minusSeconds(1), List.of(mount), List.of(s), before.build(), live, infos,
+          List.of(), List.of(), true, live.cardinality()));
+    }
+    HolderIndex.Builder now = HolderIndex.builder();
+    for (int pid : holdersNow) {
+      now.add(s.key(), new HolderRef(pid, Access.MAP, "/dev/shm/" + name, false, size));
+    }
+    BitSet live = new BitSet();
+    Map<Integer, ProcessInfo> infos = new HashMap<>();
+    aliveNow.forEach((pid, start) -> {
+      live.set(pid);
+      infos.put(pid, new ProcessInfo(pid, "worker", 1000, "alice", null, start));
+    });
+    Snapshot snap = new Snapshot(NOW, List.of(mount), List.of(s), now.build(), live, infos, List.of(), List.of(), true,
+        live.cardinality());
+    ReapPolicy policy = new ReapPolicy(Duration.ofMinutes(2), patterns, List.of(Glob.of("cuda.shm.*")), true,
+        FamilyRules.of(settings));
+    Judgement j = Judge.judge(snap, history, policy);
+    Assessment a = j.segments().get(0);
+    return new Outcome(a.verdict(), j.plan().candidates().contains(a), a.reason(), a.family(), a.kind());
+  }
+
+  @Override
+  public String toString() {
+    return what;
+  }
+
+  record Outcome(Verdict verdict, boolean reaped, String reason, String family, String kind) {}
+}

@@ -1,0 +1,54 @@
+package org.shmguard.policy.family;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.shmguard.policy.family.FamilyRow.row;
+
+import java.time.Duration;
+import java.util.OptionalInt;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.shmguard.policy.Verdict;
+
+/** torch_<pid>_<random>_<n>: reaped only when its creator is provably dead, after the grace. */
+class PytorchFamilyTest {
+  private static final String FILE = "torch_4242_3735928559_7";
+
+  static Stream<FamilyRow> table() {
+    return Stream.of(
+        row(FamilyCase.of("held by a receiver").file(FILE, 1 << 20, Duration.ofHours(1)).heldBy(77),
+            Verdict.HELD, false, "held by pid 77"),
+        row(FamilyCase.of("unheld, younger than its 5m grace").file(FILE, 1 << 20, Duration.ofMinutes(4)),
+            Verdict.GRACE, false, "grace is 5m"),
+        row(FamilyCase.of("holders exited but within grace: not leaked yet").file(FILE, 1 << 20, Duration.ofMinutes(1))
+            .heldBeforeByExited(4242), Verdict.GRACE, false, "grace is 5m"),
+        row(FamilyCase.of("past grace, creator pid absent: reaped").file(FILE, 1 << 20, Duration.ofMinutes(6)),
+            Verdict.LEAKED, true, "its creator, pid 4242 (from its name), has exited"),
+        row(FamilyCase.of("past grace, creator alive: reported only").file(FILE, 1 << 20, Duration.ofMinutes(6))
+            .running(4242, 500), Verdict.LEAKED, false, "its creator, pid 4242 (from its name), is alive"),
+        row(FamilyCase.of("past grace, creator pid reused by a later process").file(FILE, 1 << 20, Duration.ofMinutes(6))
+            .heldBeforeByExited(4242).running(4242, 999_999), Verdict.LEAKED, true, "that pid now belongs to a later process"),
+        row(FamilyCase.of("on a container's mount the pid is not ours: reported only").file(FILE, 1 << 20,
+            Duration.ofMinutes(6)).onContainerMount(), Verdict.LEAKED, false, "is not one of this PID namespace's"),
+        row(FamilyCase.of("families.pytorch.reap on: reaped with its creator alive").file(FILE, 1 << 20,
+            Duration.ofMinutes(2)).running(4242, 500).configured("pytorch", true, Duration.ofMinutes(1)),
+            Verdict.LEAKED, true, "(grace 1m)"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("table")
+  void judgedByItsCreatorPid(FamilyRow row) {
+    row.check();
+  }
+
+  @Test
+  void theNameFormatOfNewProcessWideShmHandle() {
+    PytorchFamily f = new PytorchFamily();
+    assertThat(f.creatorPid(FILE)).isEqualTo(OptionalInt.of(4242));
+    assertThat(f.matches("torch_0")).isFalse();
+    assertThat(f.matches("torch_12_x_3")).isFalse();
+    assertThat(f.creatorPid("torch_0_1_2")).as("pid 0 is nobody's").isEmpty();
+    assertThat(f.creatorPid("torch_99999999999_1_2")).as("more digits than any pid").isEmpty();
+  }
+}
