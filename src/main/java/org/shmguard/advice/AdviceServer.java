@@ -86,6 +86,7 @@ public final class AdviceServer implements Closeable {
   private final ExecutorService workers;
   private final UserPrincipal root;
   private Thread acceptor;
+  private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
   /** The acceptor's selector, once it runs: close() wakes it. */
   private volatile Selector acceptSelector;
   private long lastRefusalLog = System.nanoTime() - REFUSAL_LOG_EVERY.toNanos();
@@ -316,6 +317,9 @@ public final class AdviceServer implements Closeable {
   /** Stops accepting, lets running requests finish briefly, and removes the socket file it made. */
   @Override
   public void close() throws IOException {
+    if (closed.getAndSet(true)) {
+      return; // closed already: the socket file is gone, and may be another daemon's by now
+    }
     server.close();
     Selector selector = acceptSelector;
     if (selector != null) {
