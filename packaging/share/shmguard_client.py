@@ -5,6 +5,8 @@
 #       [--format env|json] [--socket PATH] [--timeout SECONDS]
 #   python3 -I -S /usr/share/shmguard/shmguard_client.py check [--condition all|full|leak|down]
 #       [--socket PATH] [--timeout SECONDS]
+#   python3 -I -S /usr/share/shmguard/shmguard_client.py scan [--json] [--socket PATH] [--timeout SECONDS]
+#   python3 -I -S /usr/share/shmguard/shmguard_client.py shmguard scan|check|advise [OPTIONS]
 #
 # It sends one request line of the socket protocol and prints the daemon's answer: it never works
 # advice or health out itself, so the daemon stays the one source of both.
@@ -18,6 +20,13 @@
 #   `shmguard check` counts), full (a mount past capacity.critical), leak (leaked segments
 #   shmguard may not reap), down (shmguard not answering, its passes stale, or unable to read
 #   every process).
+# scan: prints the daemon's last pass as `shmguard scan [--json]` prints it (the daemon renders it),
+#   for root only (it shows every user's processes). Exit 0 printed, 1 no answer (the reason goes
+#   to stderr), 2 usage.
+# shmguard: what /usr/bin/shmguard runs first for scan, check and advise, so that a running daemon
+#   answers without a JVM: the command's own output and exit status when the daemon answered;
+#   exit 69 and nothing printed when it did not, or when an option needs the command itself
+#   (--local, --config, ...), and the launcher runs the JVM.
 #
 # The socket: --socket, else $SHMGUARD_ADVICE_SOCKET, else /run/shmguard/advice.sock.
 
@@ -31,12 +40,15 @@ import _socket as socket
 
 DEFAULT_SOCKET = "/run/shmguard/advice.sock"
 MAX_REPLY_BYTES = 64 * 1024
+MAX_SCAN_BYTES = 64 << 20  # a scan of many containers' mounts is megabytes
+NOT_ANSWERED = 69  # EX_UNAVAILABLE: the shmguard mode's "run the JVM instead"
 MAX_LINE = 160  # node-problem-detector's max_output_length as shipped
 ME = "shmguard_client"
 
-USAGE = ("usage: shmguard_client.py advise [--local-ranks N] [--nccl-version V] [--format env|json]"
-         " [--socket PATH] [--timeout SECONDS]\n"
-         "       shmguard_client.py check [--condition all|full|leak|down] [--socket PATH] [--timeout SECONDS]\n")
+USAGE = ("usage: shmguard_client.py advise [--local-ranks N] [--nccl-version V] [--nodes N] [--p2p yes|no]"
+         " [--processes N] [--format env|json] [--socket PATH] [--timeout SECONDS]\n"
+         "       shmguard_client.py check [--condition all|full|leak|down] [--socket PATH] [--timeout SECONDS]\n"
+         "       shmguard_client.py scan [--json] [--socket PATH] [--timeout SECONDS]\n")
 
 
 class Refused(Exception):
@@ -51,7 +63,7 @@ class Usage(Exception):
     pass
 
 
-def ask(path, request, timeout):
+def ask(path, request, timeout, max_bytes=MAX_REPLY_BYTES):
     """The body of the daemon's "OK v1" reply, as bytes. Raises OSError (no daemon, no answer in
     time: socket.timeout) or Refused."""
     deadline = time.monotonic() + timeout
@@ -71,8 +83,8 @@ def ask(path, request, timeout):
             if not chunk:
                 break
             reply += chunk
-            if len(reply) > MAX_REPLY_BYTES:
-                raise Refused("too-long", "the reply is longer than %d bytes" % MAX_REPLY_BYTES)
+            if len(reply) > max_bytes:
+                raise Refused("too-long", "the reply is longer than %d bytes" % max_bytes)
     finally:
         s.close()
     nl = reply.find(b"\n")
@@ -140,9 +152,37 @@ def socket_of(opts):
     return opts.get("socket") or os.environ.get("SHMGUARD_ADVICE_SOCKET") or DEFAULT_SOCKET
 
 
-def advise(args):
-    opts = parse(args, {"--local-ranks": "ranks", "--nccl-version": "nccl", "--format": "format",
-                        "--socket": "socket", "--timeout": "timeout", "--shm": "shm"})
+def numa_allowed():
+    """Whether this process may make the NUMA memory-policy calls NCCL's cuMem host memory needs:
+    always without a seccomp filter; under Docker's default filter only with CAP_SYS_NICE (23) in
+    the bounding set. The same rule as the Java client (host.ProcessConfinement); None if unknown."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            status = f.read(65536).decode("ascii", "replace")
+    except OSError:
+        return None
+    bnd = mode = None
+    for line in status.split("\n"):
+        key, _, value = line.partition(":")
+        try:
+            if key == "CapBnd":
+                bnd = int(value.strip(), 16)
+            elif key == "Seccomp":
+                mode = int(value.strip())
+        except ValueError:
+            return None
+    if bnd is None or mode not in (0, 1, 2):
+        return None
+    return mode == 0 or (mode == 2 and (bnd >> 23) & 1 == 1)
+
+
+ADVISE_OPTIONS = {"--local-ranks": "ranks", "--nccl-version": "nccl", "--format": "format", "--nodes": "nodes",
+                  "--p2p": "p2p", "--processes": "procs"}
+
+
+def advise_request(opts):
+    """(request, shape) for ADVISE: the request line without the job's shape beyond ranks and
+    version, and that shape (" nodes=... p2p=... procs=... numa=...", maybe empty)."""
     request = "ADVISE v1"
     if "ranks" in opts:
         request += " ranks=" + word(opts["ranks"], "--local-ranks", DIGITS)
@@ -155,10 +195,40 @@ def advise(args):
     if fmt not in ("env", "json"):
         raise Usage("--format must be env or json, not %r" % fmt[:40])
     request += " format=" + fmt
+    # The job's shape beyond ranks and version, as `shmguard advise` sends it; a daemon older than
+    # these keys refuses them, and is asked again without them.
+    shape = ""
+    if "nodes" in opts:
+        shape += " nodes=" + word(opts["nodes"], "--nodes", DIGITS)
+    if "p2p" in opts:
+        if opts["p2p"] not in ("yes", "no"):
+            raise Usage("--p2p must be yes or no, not %r" % opts["p2p"][:40])
+        shape += " p2p=" + opts["p2p"]
+    if "procs" in opts:
+        shape += " procs=" + word(opts["procs"], "--processes", DIGITS)
+    numa = numa_allowed()
+    if numa is not None:
+        shape += " numa=" + ("yes" if numa else "no")
+    return request, shape
+
+
+def ask_advice(path, request, shape, timeout):
+    try:
+        return ask(path, request + shape, timeout)
+    except Refused as e:
+        if not shape or e.code != "bad-request":
+            raise
+        return ask(path, request, timeout)
+
+
+def advise(args):
+    known = dict(ADVISE_OPTIONS, **{"--socket": "socket", "--timeout": "timeout", "--shm": "shm"})
+    opts = parse(args, known)
+    request, shape = advise_request(opts)
     path = socket_of(opts)
     timeout = timeout_of(opts, "2")
     try:
-        body = ask(path, request, timeout)
+        body = ask_advice(path, request, shape, timeout)
     except Refused as e:
         sys.stderr.write("%s: the daemon answered: %s: %s\n" % (ME, e.code, e))
         return 1
@@ -227,6 +297,74 @@ def check(args):
         else "ok: no leaked segment shmguard may not reap"
 
 
+def scan(args):
+    fmt = "json" if "--json" in args else "text"
+    opts = parse([a for a in args if a != "--json"], {"--socket": "socket", "--timeout": "timeout"})
+    path = socket_of(opts)
+    timeout = timeout_of(opts, "5")
+    try:
+        body = ask(path, "SCAN v1 format=" + fmt, timeout, MAX_SCAN_BYTES)
+    except Refused as e:
+        sys.stderr.write("%s: the daemon answered: %s: %s\n" % (ME, e.code, e))
+        return 1
+    except socket.timeout:
+        sys.stderr.write("%s: no answer on %s within %g s\n" % (ME, path, timeout))
+        return 1
+    except OSError as e:
+        sys.stderr.write("%s: no daemon answers on %s (%s)\n" % (ME, path, e.strerror or e))
+        return 1
+    return write(body, 0)
+
+
+def write(body, status):
+    """Prints body; a reader that went away (`shmguard scan | head`) ends the program quietly."""
+    try:
+        out = sys.stdout.buffer
+        out.write(body)
+        out.flush()
+    except BrokenPipeError:
+        os._exit(141)  # 128 + SIGPIPE, as a shell reports it; no flush at exit to fail again
+    return status
+
+
+def as_shmguard(args):
+    """`shmguard scan|check|advise ...` answered from the daemon: (status, bytes to print), or None
+    when the command itself must answer (no daemon, a refusal, an option only it knows)."""
+    if not args:
+        return None
+    command, rest = args[0], args[1:]
+    path = os.environ.get("SHMGUARD_ADVICE_SOCKET") or DEFAULT_SOCKET
+    if command == "scan":
+        if rest not in ([], ["--json"]) or os.geteuid() != 0:
+            return None  # the daemon's scan is root's; an ordinary user's is the one it can read itself
+        try:
+            return 0, ask(path, "SCAN v1 format=" + ("json" if rest else "text"), 5, MAX_SCAN_BYTES)
+        except (Refused, OSError):
+            return None
+    if command == "check":
+        if rest:
+            return None
+        try:
+            body = ask(path, "CHECK v1", 5)
+        except (Refused, OSError):
+            return None
+        facts = dict(line.partition("=")[::2] for line in body.decode("utf-8", "replace").splitlines())
+        if "SHMGUARD_LINE" not in facts or "SHMGUARD_PASS_AGE_SECONDS" not in facts:
+            return None  # no pass yet: the command makes its own
+        status = {"ok": 0, "problem": 1}.get(facts.get("SHMGUARD_HEALTH"), 2)
+        return status, (facts["SHMGUARD_LINE"] + "\n").encode("utf-8")
+    if command == "advise":
+        try:
+            request, shape = advise_request(parse(rest, ADVISE_OPTIONS))
+        except Usage:
+            return None  # the command says what is wrong, in its own words
+        try:
+            return 0, ask_advice(path, request, shape, 2)
+        except (Refused, OSError):
+            return None
+    return None
+
+
 def main(argv):
     if len(argv) < 2:
         sys.stderr.write(USAGE)
@@ -238,6 +376,20 @@ def main(argv):
         status, line = check(argv[2:])
         sys.stdout.write(one_line(line) + "\n")
         return status
+    if argv[1] == "shmguard":
+        try:
+            answer = as_shmguard(argv[2:])
+        except Exception:  # anything unexpected: the command itself answers
+            answer = None
+        if answer is None:
+            return NOT_ANSWERED
+        return write(answer[1], answer[0])
+    if argv[1] == "scan":
+        try:
+            return scan(argv[2:])
+        except Usage as e:
+            sys.stderr.write("%s: %s\n%s" % (ME, e, USAGE))
+            return 2
     if argv[1] == "advise":
         try:
             return advise(argv[2:])

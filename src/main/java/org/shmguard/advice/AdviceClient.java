@@ -24,6 +24,12 @@ public final class AdviceClient {
    * server's code and message; no answer in time, "timeout"; no daemon, an IOException.
    */
   public static String ask(Path socket, String request, Duration timeout) throws IOException, ProtocolException {
+    return ask(socket, request, timeout, MAX_REPLY_BYTES);
+  }
+
+  /** As {@link #ask(Path, String, Duration)}, for a reply of up to {@code maxReplyBytes} (SCAN's may be megabytes). */
+  public static String ask(Path socket, String request, Duration timeout, int maxReplyBytes)
+      throws IOException, ProtocolException {
     SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
     try {
       ch.connect(UnixDomainSocketAddress.of(socket));
@@ -33,7 +39,7 @@ public final class AdviceClient {
     }
     try (ClientConnection c = new ClientConnection(ch)) {
       c.write(request + "\n", timeout);
-      String reply = c.readAll(MAX_REPLY_BYTES, timeout);
+      String reply = c.readAll(maxReplyBytes, timeout);
       int nl = reply.indexOf('\n');
       String status = nl < 0 ? reply : reply.substring(0, nl);
       if (status.equals("OK " + Request.VERSION)) {

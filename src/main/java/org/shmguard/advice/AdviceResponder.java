@@ -46,6 +46,7 @@ public final class AdviceResponder {
   private final HostActions actions;
   private volatile java.util.function.BiConsumer<String, ShmMount> answered = (action, mount) -> { };
   private volatile HealthAnswer health;
+  private volatile ScanAnswer scans;
 
   public AdviceResponder(Supplier<Judgement> view, Supplier<HostGpus> gpus, AdviceEngine engine, UsageProbe probe,
       HostActions actions) {
@@ -58,14 +59,15 @@ public final class AdviceResponder {
 
   /** The whole reply: "OK v1" and the body, each line ending in a newline. */
   public String respond(Request req, Peer peer) throws ProtocolException {
-    if (req.verb().changesHost() && !peer.root()) {
-      throw new ProtocolException(ProtocolException.DENIED, req.verb() + " changes the host and only root may ask it; "
-          + peer.user() + " may ask ADVISE, CHECK and PING");
+    if (req.verb().rootOnly() && !peer.root()) {
+      throw new ProtocolException(ProtocolException.DENIED, req.verb() + (req.verb().changesHost() ? " changes the host"
+          : " shows every user's processes") + " and only root may ask it; " + peer.user() + " may ask ADVISE, CHECK and PING");
     }
     return switch (req.verb()) {
       case PING -> ok("pong\n");
       case ADVISE -> ok(answer(req));
       case CHECK -> ok(check());
+      case SCAN -> ok(scan(req));
       case REMOUNT -> ok(actions.remount(mount(req.arg("dev")), size(req.arg("size"))) + "\n");
       case CLEAN -> ok(actions.clean(bool(req.arg("dry-run"))) + "\n");
     };
@@ -83,6 +85,20 @@ public final class AdviceResponder {
       throw new ProtocolException(ProtocolException.UNAVAILABLE, "this server does not answer CHECK");
     }
     return h.body(view.get());
+  }
+
+  /** Answers SCAN from now on with {@code s}'s rendering of the latest judgement. */
+  public AdviceResponder answerScans(ScanAnswer s) {
+    this.scans = s;
+    return this;
+  }
+
+  private String scan(Request req) throws ProtocolException {
+    ScanAnswer s = scans;
+    if (s == null) {
+      throw new ProtocolException(ProtocolException.UNAVAILABLE, "this server does not answer SCAN");
+    }
+    return s.body(req, view.get());
   }
 
   /** Told the action of every answer given over the socket, and its mount. */
@@ -109,19 +125,48 @@ public final class AdviceResponder {
     if (!format.equals("env") && !format.equals("json")) {
       throw new ProtocolException(ProtocolException.BAD_REQUEST, "format must be env or json, not \"" + Request.clip(format) + "\"");
     }
-    JobShape shape;
-    try {
-      String ranks = req.arg("ranks");
-      String nccl = req.arg("nccl");
-      shape = new JobShape(ranks == null ? null : Integer.valueOf(ranks), nccl == null ? null : NcclVersion.parse(nccl));
-    } catch (IllegalArgumentException e) {
-      throw new ProtocolException(ProtocolException.BAD_REQUEST, e instanceof NumberFormatException
-          ? "ranks must be a whole number from 1 to " + JobShape.MAX_RANKS : e.getMessage());
-    }
+    JobShape shape = shape(req);
     Judgement j = judgement();
     ShmMount m = mount(req.arg("dev"));
     Advice a = engine.advise(space(m, j), shape, gpus.get());
     return new Advised(a, m, format.equals("json") ? AdviceFormat.json(a) : AdviceFormat.env(a));
+  }
+
+  /** The job a request describes; every key optional (ranks, nccl, nodes, p2p, procs, numa). */
+  static JobShape shape(Request req) throws ProtocolException {
+    try {
+      String nccl = req.arg("nccl");
+      return new JobShape(count(req, "ranks", JobShape.MAX_RANKS), nccl == null ? null : NcclVersion.parse(nccl),
+          count(req, "nodes", JobShape.MAX_NODES), yesNo(req, "p2p"), count(req, "procs", JobShape.MAX_RANKS),
+          yesNo(req, "numa"));
+    } catch (IllegalArgumentException e) {
+      throw new ProtocolException(ProtocolException.BAD_REQUEST, e.getMessage());
+    }
+  }
+
+  private static Integer count(Request req, String key, int max) throws ProtocolException {
+    String v = req.arg(key);
+    if (v == null) {
+      return null;
+    }
+    if (!v.matches("[0-9]{1,9}") || Integer.parseInt(v) < 1 || Integer.parseInt(v) > max) {
+      throw new ProtocolException(ProtocolException.BAD_REQUEST, key + " must be a whole number from 1 to " + max
+          + ", not \"" + Request.clip(v) + "\"");
+    }
+    return Integer.valueOf(v);
+  }
+
+  private static Boolean yesNo(Request req, String key) throws ProtocolException {
+    String v = req.arg(key);
+    if (v == null) {
+      return null;
+    }
+    return switch (v) {
+      case "yes" -> Boolean.TRUE;
+      case "no" -> Boolean.FALSE;
+      default -> throw new ProtocolException(ProtocolException.BAD_REQUEST, key + " must be yes or no, not \""
+          + Request.clip(v) + "\"");
+    };
   }
 
   /** The room in {@code m} now, with what the judgement found leaked there. */

@@ -38,14 +38,26 @@ public final class AdviceService implements Consumer<Judgement>, Closeable {
     this.file = file;
   }
 
-  /** Opens the socket (or takes systemd's) and returns the running service. */
+  /** Opens the socket (or takes systemd's) and returns the running service, which answers no SCAN. */
   public static AdviceService start(Config config, HostPaths paths, HostActions actions) throws IOException {
+    return start(config, paths, actions, null);
+  }
+
+  /**
+   * Opens the socket (or takes systemd's) and returns the running service; SCAN is answered with
+   * {@code scans} ({@code shmguard scan}'s renderer), or not at all when it is null.
+   */
+  public static AdviceService start(Config config, HostPaths paths, HostActions actions, ScanAnswer.Renderer scans)
+      throws IOException {
     Config.Advice c = config.advice();
     HostGpus gpus = NvidiaProc.read(paths);
     LOG.info("advice: NVIDIA driver {}, {} GPU(s) listed", gpus.driver() == null ? "not found" : gpus.driver(), gpus.gpuCount());
     AtomicReference<Judgement> ref = new AtomicReference<>();
     AdviceResponder responder = new AdviceResponder(ref::get, () -> gpus, new AdviceEngine(c.defaultLocalRanks()),
         AdviceResponder.UsageProbe.statvfs(), actions).answerChecks(HealthAnswer.of(config));
+    if (scans != null) {
+      responder.answerScans(ScanAnswer.of(scans, config));
+    }
     AdviceServer.Limits limits = AdviceServer.Limits.of(c);
     AdviceServer server = AdviceServer.inherited(responder, limits);
     if (server == null) {

@@ -76,7 +76,8 @@ final class ClientConnection implements Closeable {
 
   /** Everything until the peer closes, at most {@code maxBytes}, within {@code timeout}. */
   String readAll(int maxBytes, Duration timeout) throws IOException, ProtocolException {
-    ByteBuffer buf = ByteBuffer.allocate(maxBytes);
+    // grown as the reply comes: a SCAN reply may be megabytes, most replies are a few lines
+    ByteBuffer buf = ByteBuffer.allocate(Math.min(maxBytes, 64 * 1024));
     long deadline = System.nanoTime() + timeout.toNanos();
     key.interestOps(SelectionKey.OP_READ);
     while (true) {
@@ -85,7 +86,14 @@ final class ClientConnection implements Closeable {
         return new String(buf.array(), 0, buf.position(), StandardCharsets.UTF_8);
       }
       if (!buf.hasRemaining()) {
-        throw new ProtocolException(ProtocolException.TOO_LONG, "the reply is longer than " + maxBytes + " bytes");
+        if (buf.capacity() >= maxBytes) {
+          throw new ProtocolException(ProtocolException.TOO_LONG, "the reply is longer than " + maxBytes + " bytes");
+        }
+        ByteBuffer bigger = ByteBuffer.allocate((int) Math.min(maxBytes, 2L * buf.capacity()));
+        buf.flip();
+        bigger.put(buf);
+        buf = bigger;
+        continue;
       }
       long left = deadline - System.nanoTime();
       if (left <= 0) {

@@ -49,13 +49,12 @@ public final class HealthAnswer {
 
   /** The reply body for the latest judgement (null before the first pass). */
   String body(Judgement latest) {
-    Long age = latest == null ? null
-        : Math.max(0, Duration.between(latest.snapshot().takenAt(), clock.instant()).toSeconds());
+    Long age = latest == null ? null : ageSeconds(latest, clock);
     Health h;
     String stale = null;
     if (latest == null) {
       h = Health.unknown("shmguard has not finished its first pass yet");
-    } else if (age > staleAfter.toSeconds()) {
+    } else if (stale(latest, clock, staleAfter)) {
       stale = "its last pass began " + age + "s ago (limit " + staleAfter.toSeconds() + "s)";
       h = Health.unknown("stale: " + stale);
     } else {
@@ -75,6 +74,16 @@ public final class HealthAnswer {
     }
     line(sb, "SHMGUARD_STALE_AFTER_SECONDS", Long.toString(staleAfter.toSeconds()));
     return sb.toString();
+  }
+
+  /** Whole seconds since {@code j}'s pass began. */
+  static long ageSeconds(Judgement j, Clock clock) {
+    return Math.max(0, Duration.between(j.snapshot().takenAt(), clock.instant()).toSeconds());
+  }
+
+  /** Whether {@code j}'s pass began longer than {@code staleAfter} ago: CHECK and SCAN say so alike. */
+  static boolean stale(Judgement j, Clock clock, Duration staleAfter) {
+    return ageSeconds(j, clock) > staleAfter.toSeconds();
   }
 
   private static void line(StringBuilder sb, String key, String value) {

@@ -7,7 +7,8 @@ import java.util.Set;
 
 /**
  * One request line of the advice protocol, version 1: a verb, "v1", then {@code key=value} words.
- * PING takes nothing; CHECK (the daemon's health verdict on its last pass) takes no keys.
+ * PING takes nothing; CHECK (the daemon's health verdict on its last pass) takes no keys; SCAN
+ * (its last pass as {@code shmguard scan} prints it) takes {@code format=text|json} and is root's.
  *
  * <pre>{@code
  * Request r = Request.parse("ADVISE v1 ranks=4 nccl=2.21.5 dev=0:25 format=env");
@@ -19,8 +20,9 @@ public record Request(Verb verb, Map<String, String> args) {
   /** What a client may ask, and which keys each verb accepts. */
   public enum Verb {
     PING(Set.of()),
-    ADVISE(Set.of("ranks", "nccl", "dev", "format")),
+    ADVISE(Set.of("ranks", "nccl", "dev", "format", "nodes", "p2p", "procs", "numa")),
     CHECK(Set.of()),
+    SCAN(Set.of("format")),
     REMOUNT(Set.of("dev", "size")),
     CLEAN(Set.of("dry-run"));
 
@@ -33,6 +35,14 @@ public record Request(Verb verb, Map<String, String> args) {
     /** True for verbs that change the host: only root may ask them. */
     public boolean changesHost() {
       return this == REMOUNT || this == CLEAN;
+    }
+
+    /**
+     * True for verbs only root may ask: those that change the host, and SCAN, whose answer names
+     * every user's processes, commands and files (more than an ordinary user's own scan can read).
+     */
+    public boolean rootOnly() {
+      return changesHost() || this == SCAN;
     }
   }
 
@@ -50,14 +60,14 @@ public record Request(Verb verb, Map<String, String> args) {
     }
     List<String> words = List.of(line.trim().split(" +"));
     if (words.isEmpty() || words.get(0).isEmpty()) {
-      throw new ProtocolException(ProtocolException.BAD_REQUEST, "empty request; send PING, CHECK v1 or ADVISE v1 [ranks=N] [nccl=V] [dev=MAJ:MIN] [format=env|json]");
+      throw new ProtocolException(ProtocolException.BAD_REQUEST, "empty request; send PING, CHECK v1 or ADVISE v1 [ranks=N] [nccl=V] [dev=MAJ:MIN] [format=env|json] [nodes=N] [p2p=yes|no] [procs=N] [numa=yes|no]");
     }
     Verb verb;
     try {
       verb = Verb.valueOf(words.get(0));
     } catch (IllegalArgumentException e) {
       throw new ProtocolException(ProtocolException.BAD_REQUEST, "unknown request \"" + clip(words.get(0))
-          + "\"; known: PING, ADVISE, CHECK, REMOUNT, CLEAN");
+          + "\"; known: PING, ADVISE, CHECK, SCAN, REMOUNT, CLEAN");
     }
     if (verb == Verb.PING) {
       return new Request(verb, Map.of());

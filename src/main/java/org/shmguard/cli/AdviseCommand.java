@@ -13,6 +13,7 @@ import org.shmguard.policy.MountSpace;
 import org.shmguard.advice.NvidiaProc;
 import org.shmguard.advice.ProtocolException;
 import org.shmguard.config.Config;
+import org.shmguard.host.ProcessConfinement;
 import org.shmguard.model.Dev;
 import org.shmguard.nativ.FsUsage;
 import org.shmguard.nativ.Linux;
@@ -37,6 +38,18 @@ final class AdviseCommand implements Callable<Integer> {
 
   @Option(names = "--nccl-version", paramLabel = "V", description = "The NCCL release the job loads, such as 2.21.5.")
   String ncclVersion;
+
+  @Option(names = "--nodes", paramLabel = "N",
+      description = "Hosts the job spans; more than 1 means NCCL's network transport and its proxy ops pools (default: sized for whichever needs more).")
+  Integer nodes;
+
+  @Option(names = "--p2p", paramLabel = "yes|no",
+      description = "Whether every pair of the job's GPUs here has CUDA P2P (NVLink or PCIe); no on consumer cards (default: sized without).")
+  String p2p;
+
+  @Option(names = "--processes", paramLabel = "N",
+      description = "Processes the job's local ranks live in: 1 when one process drives every GPU (default: one per rank).")
+  Integer processes;
 
   @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "env",
       description = "env (KEY=VALUE lines, for shells) or json (default: ${DEFAULT-VALUE}).")
@@ -70,20 +83,9 @@ final class AdviseCommand implements Callable<Integer> {
     String fromEnv = System.getenv("SHMGUARD_ADVICE_SOCKET");
     Path sock = socket != null ? socket : fromEnv != null && !fromEnv.isEmpty() ? Path.of(fromEnv) : config.advice().socket();
     Dev dev = ownShmDev();
-    StringBuilder req = new StringBuilder("ADVISE v1");
-    if (shape.localRanks() != null) {
-      req.append(" ranks=").append(shape.localRanks());
-    }
-    if (shape.nccl() != null) {
-      req.append(" nccl=").append(shape.nccl());
-    }
-    if (dev != null) {
-      req.append(" dev=").append(dev);
-    }
-    req.append(" format=").append(format);
     String why;
     try {
-      common.out().print(AdviceClient.ask(sock, req.toString(), wait));
+      common.out().print(askCompatibly(sock, shape, dev, wait));
       common.out().flush();
       return Main.EXIT_OK;
     } catch (ProtocolException e) {
@@ -107,9 +109,62 @@ final class AdviseCommand implements Callable<Integer> {
     return Main.EXIT_OK;
   }
 
-  private JobShape shape() {
+  /**
+   * Asks with every key known; a daemon older than the keys nodes, p2p, procs and numa refuses
+   * them ("ADVISE takes no ..."), and is asked again with the first ones only.
+   */
+  private String askCompatibly(Path sock, JobShape shape, Dev dev, Duration wait) throws IOException, ProtocolException {
     try {
-      return new JobShape(localRanks, ncclVersion == null ? null : NcclVersion.parse(ncclVersion));
+      return AdviceClient.ask(sock, request(shape, dev, true), wait);
+    } catch (ProtocolException e) {
+      if (!e.code().equals(ProtocolException.BAD_REQUEST) || !e.getMessage().contains("takes no")) {
+        throw e;
+      }
+      spec.commandLine().getErr().println("shmguard: the daemon is older than --nodes, --p2p, --processes and the"
+          + " container's NUMA check; asked without them");
+      return AdviceClient.ask(sock, request(shape, dev, false), wait);
+    }
+  }
+
+  /** The request line: the keys of the first protocol version, and with {@code shapeKeys} the later ones. */
+  private String request(JobShape shape, Dev dev, boolean shapeKeys) {
+    StringBuilder req = new StringBuilder("ADVISE v1");
+    if (shape.localRanks() != null) {
+      req.append(" ranks=").append(shape.localRanks());
+    }
+    if (shape.nccl() != null) {
+      req.append(" nccl=").append(shape.nccl());
+    }
+    if (dev != null) {
+      req.append(" dev=").append(dev);
+    }
+    if (shapeKeys && shape.nodes() != null) {
+      req.append(" nodes=").append(shape.nodes());
+    }
+    if (shapeKeys && shape.p2p() != null) {
+      req.append(" p2p=").append(shape.p2p() ? "yes" : "no");
+    }
+    if (shapeKeys && shape.processes() != null) {
+      req.append(" procs=").append(shape.processes());
+    }
+    if (shapeKeys && shape.numa() != null) {
+      req.append(" numa=").append(shape.numa() ? "yes" : "no");
+    }
+    return req.append(" format=").append(format).toString();
+  }
+
+  /**
+   * The job, with whether this process (started in the job's container) may make the NUMA calls
+   * of cuMem host memory: it shares the job's seccomp filter and bounding set.
+   */
+  private JobShape shape() {
+    if (p2p != null && !p2p.equals("yes") && !p2p.equals("no")) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--p2p must be yes or no, not \"" + p2p + "\"");
+    }
+    try {
+      ProcessConfinement self = ProcessConfinement.read(Path.of("/proc/self/status"));
+      return new JobShape(localRanks, ncclVersion == null ? null : NcclVersion.parse(ncclVersion), nodes,
+          p2p == null ? null : p2p.equals("yes"), processes, self == null ? null : self.numaPolicyAllowed());
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }

@@ -58,7 +58,7 @@ final class DaemonCommand implements Callable<Integer> {
   /** Start-up failures apart from those of closing: only the first are "cannot start". */
   private Service startService(Config config) throws SocketInUseException, StartFailed {
     try {
-      return Service.start(config, common.hostPaths());
+      return Service.start(config, common.hostPaths(), ScanOutput::render);
     } catch (SocketInUseException e) {
       throw e;
     } catch (IOException e) {

@@ -77,6 +77,14 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
       Boolean daemonMayDiffer) {}
 
   public static ScanView of(Judgement j) {
+    return of(j, false);
+  }
+
+  /**
+   * {@code withHistory}: the judgement is the daemon's, made with its holder history, so no
+   * verdict of it can differ from the daemon's and it carries no grace* mark or note.
+   */
+  public static ScanView of(Judgement j, boolean withHistory) {
     Snapshot snap = j.snapshot();
     List<MountView> mounts = new ArrayList<>();
     for (MountReport r : j.mounts()) {
@@ -101,9 +109,10 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     }
     List<SegmentView> segments = new ArrayList<>();
     for (Assessment a : j.segments()) {
-      segments.add(segment(a, snap));
+      segments.add(segment(a, snap, withHistory));
     }
-    List<String> notes = j.segments().stream().anyMatch(ScanView::daemonMayDiffer) ? List.of(NO_HISTORY) : List.of();
+    List<String> notes = !withHistory && j.segments().stream().anyMatch(ScanView::daemonMayDiffer) ? List.of(NO_HISTORY)
+        : List.of();
     return new ScanView(snap.takenAt().toString(),
         new Pass(snap.processesScanned(), snap.complete(), snap.hostPidNamespace(), snap.problems(), snap.warnings()),
         mounts, segments, notes);
@@ -132,6 +141,10 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
   }
 
   static SegmentView segment(Assessment a, Snapshot snap) {
+    return segment(a, snap, false);
+  }
+
+  static SegmentView segment(Assessment a, Snapshot snap, boolean withHistory) {
     Map<Integer, List<String>> byPid = new LinkedHashMap<>();
     for (HolderRef h : a.holders()) {
       byPid.computeIfAbsent(h.pid(), p -> new ArrayList<>()).add(h.access().label());
@@ -145,7 +158,8 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     ShmMount m = a.mount();
     return new SegmentView(m == null ? a.segment().mountDev().toString() : m.displayName(),
         a.segment().displayName(), a.segment().sizeBytes(), a.segment().allocatedBytes(), a.age().toSeconds(),
-        a.kind(), a.family(), a.verdict().label(), a.reason(), holders, last, daemonMayDiffer(a) ? Boolean.TRUE : null);
+        a.kind(), a.family(), a.verdict().label(), a.reason(), holders, last,
+        !withHistory && daemonMayDiffer(a) ? Boolean.TRUE : null);
   }
 
   private static List<String> accessOf(List<HolderRef> refs, int pid) {

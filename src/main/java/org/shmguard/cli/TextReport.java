@@ -17,6 +17,11 @@ final class TextReport {
   private TextReport() {}
 
   static String scan(Judgement j) {
+    return scan(j, false);
+  }
+
+  /** {@code withHistory}: the daemon's judgement, whose verdicts need no grace* mark (see {@link ScanView#of(Judgement, boolean)}). */
+  static String scan(Judgement j, boolean withHistory) {
     Snapshot snap = j.snapshot();
     StringBuilder out = new StringBuilder();
     Table mounts = new Table("MOUNT", "DEV", "SIZE", "USED", "FREE", "USE%", "HIDDEN", "FILES", "ORIGIN");
@@ -54,10 +59,10 @@ final class TextReport {
         String who = a.holders().isEmpty() ? a.reason() : describe(snap, a.holders().stream().map(h -> h.pid()).distinct().toList());
         segs.row(a.mount() == null ? "?" : a.mount().displayName(), a.segment().displayName(),
             Bytes.human(a.segment().allocatedBytes()), Durations.human(a.age()), a.kind(),
-            a.verdict().label() + (ScanView.daemonMayDiffer(a) ? "*" : ""), who);
+            a.verdict().label() + (!withHistory && ScanView.daemonMayDiffer(a) ? "*" : ""), who);
       }
       out.append(segs.render());
-      if (j.segments().stream().anyMatch(ScanView::daemonMayDiffer)) {
+      if (!withHistory && j.segments().stream().anyMatch(ScanView::daemonMayDiffer)) {
         out.append(wrap(ScanView.NO_HISTORY, 100));
       }
     }

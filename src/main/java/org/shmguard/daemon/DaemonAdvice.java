@@ -11,6 +11,7 @@ import java.util.function.Consumer;
 import org.shmguard.advice.AdviceService;
 import org.shmguard.advice.HostActions;
 import org.shmguard.advice.ProtocolException;
+import org.shmguard.advice.ScanAnswer;
 import org.shmguard.advice.SocketInUseException;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.AlertSink;
@@ -32,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * {@code outcomes} (the metrics) as data.
  *
  * <pre>{@code
- * DaemonAdvice advice = DaemonAdvice.start(config, paths, sink, metrics::remounted, metrics::adviceAnswered);
+ * DaemonAdvice advice = DaemonAdvice.start(config, paths, sink, metrics::remounted, metrics::adviceAnswered, scans);
  * Daemon daemon = Daemon.start(config, paths, sink, notifier, advice.acts(sink), List.of(), PassThread.DEADLINE);
  * advice.attach(daemon);
  * }</pre>
@@ -55,7 +56,7 @@ final class DaemonAdvice implements Closeable {
    * answering there is thrown ({@link SocketInUseException}): this one must not start.
    */
   static DaemonAdvice start(Config config, HostPaths paths, AlertSink sink, Consumer<RemountOutcome> outcomes,
-      BiConsumer<String, ShmMount> answered) throws IOException {
+      BiConsumer<String, ShmMount> answered, ScanAnswer.Renderer scans) throws IOException {
     Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC()).dryRun(config.reap().dryRun());
     remounter.onOutcome(o -> {
       sink.emit(alert(o));
@@ -64,7 +65,7 @@ final class DaemonAdvice implements Closeable {
     DaemonAdvice advice = new DaemonAdvice(remounter);
     if (config.advice().enabled()) {
       try {
-        advice.service = AdviceService.start(config, paths, advice.actions());
+        advice.service = AdviceService.start(config, paths, advice.actions(), scans);
         advice.service.onAnswer(answered);
       } catch (SocketInUseException e) {
         throw e;

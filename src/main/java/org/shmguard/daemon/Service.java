@@ -5,7 +5,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import org.shmguard.advice.SocketInUseException;
+import org.shmguard.advice.ScanAnswer;
 import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.LogAlertSink;
 import org.shmguard.config.Config;
 import org.shmguard.host.HostPaths;
 import org.shmguard.metrics.CountingAlertSink;
@@ -47,12 +49,21 @@ public final class Service implements AutoCloseable {
    * @throws IOException the daemon itself cannot start (its inotify instance, its schedules)
    */
   public static Service start(Config config, HostPaths paths) throws IOException {
+    return start(config, paths, null);
+  }
+
+  /** As {@link #start(Config, HostPaths)}, answering SCAN on the socket with {@code scans} (null: no SCAN). */
+  public static Service start(Config config, HostPaths paths, ScanAnswer.Renderer scans) throws IOException {
     AlertSink journal = JournalAlertSink.choose();
+    if (Boolean.getBoolean("shmguard.training")) {
+      // make-cds-archive's training run (a dry run, to record the daemon's classes): its findings are no alerts.
+      journal = new LogAlertSink();
+    }
     MetricsOutputs metrics = MetricsOutputs.start(config, journal);
     DaemonAdvice advice = null;
     try {
       AlertSink sink = new CountingAlertSink(journal, metrics);
-      advice = DaemonAdvice.start(config, paths, sink, metrics::remounted, metrics::adviceAnswered);
+      advice = DaemonAdvice.start(config, paths, sink, metrics::remounted, metrics::adviceAnswered, scans);
       Daemon daemon = Daemon.start(config, paths, sink, ServiceNotifier.fromEnvironment(), advice.acts(sink),
           List.of(pass -> metrics.passCompleted(pass, pass.took())), PassThread.DEADLINE);
       advice.attach(daemon);

@@ -26,8 +26,8 @@ public record DoctorContext(
     DaemonProbe daemon,
     AdviceSource advice) {
 
-  /** The release whose /dev/shm sizes are the largest NcclFacts knows (2.28 to 2.30). */
-  public static final NcclVersion NEWEST_KNOWN = NcclVersion.of(2, 28, 0);
+  /** The release whose /dev/shm sizes are the largest NcclFacts knows. */
+  public static final NcclVersion NEWEST_KNOWN = org.shmguard.policy.NcclFacts.LARGEST_KNOWN;
 
   public DoctorContext {
     Objects.requireNonNull(paths, "paths");

@@ -8,7 +8,9 @@ import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.MountReport;
+import org.shmguard.host.ProcessConfinement;
 import org.shmguard.policy.NcclFacts;
+import org.shmguard.policy.NcclFootprint;
 
 /**
  * Is each shm mount (the host's /dev/shm, every container's and pod's) big enough, and free
@@ -84,6 +86,10 @@ final class ShmSizeCheck implements Check {
         + " bytes), " + Bytes.human(u.usedBytes()) + " used, " + Bytes.human(u.freeBytes()) + " free (statvfs)");
     evidence.add(ranks.why());
     evidence.add(needLine(need, ctx));
+    String confinement = confinementLine(m, ctx);
+    if (confinement != null) {
+      evidence.add(confinement);
+    }
     if (leaked > 0) {
       evidence.add(Bytes.human(leaked) + " of it is held by leaked segments (see leaked-segments)");
     }
@@ -93,7 +99,7 @@ final class ShmSizeCheck implements Check {
       boolean transportFits = u.sizeBytes() >= need.transportBytes();
       String summary = transportFits
           ? name + " is " + Bytes.human(u.sizeBytes()) + ": room for the SHM transport of " + need.ranks()
-              + " ranks but not for their proxy ops pools too (" + Bytes.human(need.totalBytes()) + " in all)"
+              + " ranks but not for the proxy ops pools a multi-node job adds (" + Bytes.human(need.totalBytes()) + " in all)"
           : name + " is " + Bytes.human(u.sizeBytes()) + "; " + need.ranks() + " NCCL ranks need at least "
               + Bytes.human(need.transportBytes()) + " for the SHM transport alone: NCCL fails at init with"
               + " \"failed to extend /dev/shm/nccl-XXXXXX to " + (NcclFacts.SHM_RECV_BYTES + NcclFacts.REFCOUNT_BYTES)
@@ -120,7 +126,7 @@ final class ShmSizeCheck implements Check {
   private static Finding finish(String id, Severity sev, Ranks ranks, String name, String summary, List<String> evidence,
       List<String> fix) {
     fix.add("meanwhile, NCCL_SHM_DISABLE=1 in the job's environment lowers its /dev/shm use (slower intra-node"
-        + " traffic; the proxy ops pools stay)");
+        + " traffic; GPUs without P2P then talk over the network transport, whose proxy ops pools are files too)");
     return Finding.of(id, ranks.assumed() ? sev.atMost(Severity.WARNING) : sev, name, summary, evidence, fix);
   }
 
@@ -135,13 +141,35 @@ final class ShmSizeCheck implements Check {
   private static String needLine(ShmNeed need, DoctorContext ctx) {
     String release = ctx.ncclVersionGiven() ? "NCCL " + ctx.ncclVersion()
         : "NCCL " + ctx.ncclVersion().major() + "." + ctx.ncclVersion().minor() + "+ (the largest sizes known; --nccl-version to change)";
-    long pool = need.ranks() == 0 ? 0 : need.poolBytes() / need.ranks();
-    return release + ", " + need.ranks() + " ranks: SHM transport " + group(need.transportBytes()) + " bytes ("
-        + need.ranks() + " ranks x " + NcclFacts.DEFAULT_CHANNELS + " channels x ("
-        + group(NcclFacts.SHM_RECV_BYTES + NcclFacts.REFCOUNT_BYTES) + " + "
-        + group(NcclFacts.SHM_SEND_BYTES + NcclFacts.REFCOUNT_BYTES) + ")) + proxy ops pools "
-        + group(need.poolBytes()) + " bytes (" + need.ranks() + " x " + group(pool) + ") = "
-        + Bytes.human(need.totalBytes());
+    NcclFootprint one = need.oneNode();
+    NcclFootprint many = need.severalNodes();
+    return release + ", " + need.ranks() + " ranks without P2P: on one node SHM transport " + group(one.shmBuffersBytes())
+        + " bytes (" + need.ranks() + " ranks x " + NcclFacts.DEFAULT_CHANNELS + " channels x ("
+        + group(NcclFacts.SHM_RECV_BYTES + NcclFacts.refcountBytes(need.version())) + " + "
+        + group(NcclFacts.SHM_SEND_BYTES + NcclFacts.refcountBytes(need.version())) + "), a ring), no proxy ops pool; across nodes " + group(many.shmBuffersBytes()) + " bytes of SHM transport"
+        + " + proxy ops pools " + group(many.proxyPoolsBytes()) + " bytes (" + many.pools() + " x " + group(many.poolFileBytes())
+        + ") = " + Bytes.human(many.totalBytes()) + "; sized for " + Bytes.human(need.totalBytes());
+  }
+
+  /**
+   * What the seccomp filter and bounding set of a container's process say about cuMem host memory
+   * there; null where that cannot be read.
+   */
+  static String confinementLine(ShmMount m, DoctorContext ctx) {
+    if (m.origin() != MountOrigin.NAMESPACE || m.pids().isEmpty()) {
+      return null;
+    }
+    int pid = m.pids().get(0);
+    ProcessConfinement c = ProcessConfinement.read(ctx.paths().proc(Integer.toString(pid), "status"));
+    if (c == null) {
+      return null;
+    }
+    return "pid " + pid + " there has " + c.describe() + (c.numaPolicyAllowed()
+        ? ": NCCL " + NcclFacts.CUMEM_HOST_AUTO_SINCE + "+ with a CUDA " + NcclFacts.CUMEM_HOST_AUTO_DRIVER
+            + "+ driver keeps the SHM buffers between processes in cuMem host memory, off this /dev/shm"
+        : ": cuMem host memory cannot work here, so the SHM buffers stay in this /dev/shm (NCCL "
+            + NcclFacts.CUMEM_HOST_FALLBACK_SINCE + "+ falls back to files; " + NcclFacts.CUMEM_HOST_AUTO_SINCE
+            + " to 2.26.2 fail at init unless NCCL_CUMEM_HOST_ENABLE=0); docker run --cap-add SYS_NICE allows it");
   }
 
   private static long leakedBytes(ShmMount m, DoctorContext ctx) {

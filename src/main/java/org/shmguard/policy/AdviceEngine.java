@@ -5,19 +5,21 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import org.shmguard.policy.Advice.Action;
 
 /**
  * Decides what a launcher should set before an NCCL job starts, from the room in its shm mount,
- * the job's shape and the host's driver. Pure: no I/O, no clock; every figure comes from
- * {@link NcclFacts}. The rules, in order:
+ * the job's shape and the host's driver. Pure: no I/O, no clock; every figure is an {@link
+ * NcclFootprint}, sized as NCCL's own code sizes it. What the request leaves open is resolved
+ * to whatever needs more /dev/shm, and said. The rules, in order:
  * <ol>
- *   <li>everything NCCL may put in /dev/shm fits (SHM buffers, proxy ops pools, NVLS scratch): nothing;</li>
- *   <li>the SHM buffers do not fit, the rest does, and NCCL and the driver can keep the buffers in
- *       cuMem host memory without risk: {@code NCCL_CUMEM_HOST_ENABLE=1};</li>
- *   <li>otherwise, if the rest fits: {@code NCCL_SHM_DISABLE=1};</li>
- *   <li>not even the proxy pools fit: the tmpfs must grow, by the shortfall (with the variable of
- *       rule 2 or 3 still set, since it lowers the need).</li>
+ *   <li>what NCCL will put in /dev/shm as the job stands fits: nothing;</li>
+ *   <li>it does not, and with the SHM buffers in cuMem host memory it would, and NCCL and the driver
+ *       can do that without risk: {@code NCCL_CUMEM_HOST_ENABLE=1};</li>
+ *   <li>otherwise, if it would with the SHM transport off (pairs without P2P then take the network
+ *       transport, and its proxy ops pools): {@code NCCL_SHM_DISABLE=1};</li>
+ *   <li>otherwise the tmpfs must grow, by the shortfall of the smallest of these (with its variable set).</li>
  * </ol>
  *
  * <pre>{@code
@@ -43,69 +45,121 @@ public final class AdviceEngine {
     List<String> assumed = new ArrayList<>();
     int ranks = ranks(shape, host, assumed);
     NcclVersion nccl = shape.nccl();
+    NcclVersion sized = nccl != null ? nccl : NcclFacts.LARGEST_KNOWN;
     CudaVersion cuda = host.driver() == null ? null : host.driver().cuda();
-
-    long poolEach = nccl != null ? NcclFacts.proxyPoolBytes(nccl) : NcclFacts.largestProxyPoolBytes();
-    long pools = poolEach == 0 ? 0 : ranks * (poolEach + NcclFacts.REFCOUNT_BYTES);
-    long nvls = nccl != null ? NcclFacts.nvlsScratchBytes(ranks, nccl) : (long) ranks * NcclFacts.NVLS_SCRATCH_BYTES_PER_RANK;
-    long shm = NcclFacts.shmTransportBytes(ranks, NcclFacts.DEFAULT_CHANNELS);
-    long fixed = pools + nvls;
-    long full = shm + fixed;
-    long free = mount.freeBytes();
     if (nccl == null) {
-      assumed.add("NCCL version unknown: assumed the largest proxy ops pool known ("
-          + NcclFacts.largestProxyPoolBytes() + " bytes per rank, 2.28 and later) and no cuMem host memory");
+      assumed.add("NCCL version unknown: sized with the largest figures known (NCCL " + sized + ": proxy ops pool of "
+          + NcclFacts.proxyPoolBytes(sized) + " bytes) and no cuMem host memory");
     }
     if (host.driver() == null) {
       assumed.add("NVIDIA driver unknown: cuMem host memory not counted on");
     }
-    assumed.add("SHM transport on a ring of " + NcclFacts.DEFAULT_CHANNELS + " channels with default buffer sizes");
+    int procs = processes(shape, ranks, assumed);
+    boolean cuMemNow = cuMemHostAsIs(nccl, cuda, shape.numa(), assumed);
+    List<NcclJob> jobs = candidates(shape, ranks, sized, procs);
 
+    NcclFootprint asIs = worst(jobs, j -> j.withCuMemHost(cuMemNow));
+    describeResolution(shape, asIs.job(), assumed);
+    assumed.add("SHM transport on a ring of " + NcclFacts.DEFAULT_CHANNELS + " channels with default buffer sizes,"
+        + " one communicator");
+    String why = cumemHostAdvisable(nccl, cuda);
+    if (why == null && Boolean.FALSE.equals(shape.numa())) {
+      why = "this container's seccomp filter blocks the NUMA calls cuMem host memory needs (no CAP_SYS_NICE)";
+    }
+    if (why == null && shape.numa() == null) {
+      assumed.add("in a container, cuMem host memory needs the SYS_NICE capability; without it NCCL "
+          + NcclFacts.CUMEM_HOST_FALLBACK_SINCE + "+ falls back to /dev/shm");
+    }
+    NcclFootprint cuMem = why == null ? worst(jobs, j -> j.withCuMemHost(true)) : null;
+    NcclFootprint shmOff = worst(jobs, j -> j.withShmDisabled(true));
+
+    long free = mount.freeBytes();
     Map<String, Long> n = new LinkedHashMap<>();
     n.put("sizeBytes", mount.sizeBytes());
     n.put("freeBytes", free);
     n.put("localRanks", (long) ranks);
-    n.put("shmBuffersBytes", shm);
-    n.put("proxyPoolsBytes", pools);
-    n.put("nvlsScratchBytes", nvls);
+    n.put("shmBuffersBytes", asIs.shmBuffersBytes());
+    n.put("shmSegmentPairs", asIs.shmSegmentPairs());
+    n.put("proxyPoolsBytes", asIs.proxyPoolsBytes());
+    n.put("proxyPools", (long) asIs.pools());
+    n.put("nvlsScratchBytes", asIs.nvlsBytes());
     n.put("reclaimableBytes", mount.reclaimableBytes());
 
     String job = ranks + " local rank" + (ranks == 1 ? "" : "s") + (nccl != null ? " of NCCL " + nccl : "");
     String room = mib(free) + " free of " + mib(mount.sizeBytes()) + " on " + mount.name();
+    if (asIs.totalBytes() <= free) {
+      n.put("neededBytes", asIs.totalBytes());
+      return new Advice(Action.NONE, mount, Map.of(), job + " need at most " + mib(asIs.totalBytes()) + " in /dev/shm ("
+          + breakdown(asIs) + "): " + room + ", it fits", n, assumed);
+    }
     String reclaim = mount.reclaimableBytes() > 0
         ? "; " + mib(mount.reclaimableBytes()) + " of it is held by leaked segments that 'shmguard clean' frees" : "";
-
-    String why = cumemHostAdvisable(nccl, cuda);
-    String cumem = "NCCL " + nccl + " with driver " + host.driver() + " (CUDA " + cuda + ")"
-        + (cumemHostByDefault(nccl, cuda) ? " keeps the SHM buffers in cuMem host memory by default" : " can keep the SHM buffers in cuMem host memory");
-    if (why == null) {
-      assumed.add("in a container, cuMem host memory needs the SYS_NICE capability; without it NCCL "
-          + NcclFacts.CUMEM_HOST_FALLBACK_SINCE + "+ falls back to /dev/shm");
+    String shortBy = job + " need " + mib(asIs.totalBytes()) + " in /dev/shm (" + breakdown(asIs) + "), " + room + reclaim;
+    if (cuMem != null && cuMem.totalBytes() <= free) {
+      n.put("neededBytes", cuMem.totalBytes());
+      String cumem = "NCCL " + nccl + " with driver " + host.driver() + " (CUDA " + cuda + ")"
+          + (cumemHostByDefault(nccl, cuda) ? " keeps the SHM buffers in cuMem host memory by default" : " can keep the SHM buffers in cuMem host memory");
+      return new Advice(Action.CUMEM_HOST, mount, Map.of("NCCL_CUMEM_HOST_ENABLE", "1"), shortBy + "; " + cumem
+          + ", leaving " + mib(cuMem.totalBytes()) + " in /dev/shm (" + breakdown(cuMem) + ")", n, assumed);
     }
-    if (full <= free) {
-      n.put("neededBytes", full);
-      return new Advice(Action.NONE, mount, Map.of(), job + " need at most " + mib(full) + " in /dev/shm (SHM buffers "
-          + mib(shm) + ", proxy pools " + mib(pools) + "): " + room + ", it fits", n, assumed);
-    }
-    String shortBy = job + " need " + mib(full) + " in /dev/shm (SHM buffers " + mib(shm) + ", proxy pools " + mib(pools)
-        + ", NVLS scratch " + mib(nvls) + "), " + room + reclaim;
-    n.put("neededBytes", fixed);
-    if (fixed <= free) {
-      if (why == null) {
-        return new Advice(Action.CUMEM_HOST, mount, Map.of("NCCL_CUMEM_HOST_ENABLE", "1"), shortBy + "; " + cumem
-            + ", leaving " + mib(fixed) + " in /dev/shm", n, assumed);
-      }
+    if (shmOff.totalBytes() < asIs.totalBytes() && shmOff.totalBytes() <= free) {
+      n.put("neededBytes", shmOff.totalBytes());
       return new Advice(Action.SHM_DISABLE, mount, Map.of("NCCL_SHM_DISABLE", "1"), shortBy
-          + "; with the SHM transport off only " + mib(fixed) + " stays, at the cost of slower intra-node traffic ("
-          + why + ")", n, assumed);
+          + "; with the SHM transport off only " + mib(shmOff.totalBytes()) + " stays (" + breakdown(shmOff)
+          + "), at the cost of slower intra-node traffic" + (why == null ? "" : " (" + why + ")"), n, assumed);
     }
-    n.put("growBytes", fixed - free);
-    n.put("growBytesUnchanged", full - free);
-    Map<String, String> env = why == null ? Map.of("NCCL_CUMEM_HOST_ENABLE", "1") : Map.of("NCCL_SHM_DISABLE", "1");
-    String least = why == null ? "with the SHM buffers in cuMem host memory" : "with the SHM transport off";
-    return new Advice(Action.GROW, mount, env, shortBy + "; even " + least + " " + mib(fixed)
-        + " stays, which does not fit: the tmpfs must grow by at least " + mib(fixed - free) + " (by "
-        + mib(full - free) + " to run with nothing set)", n, assumed);
+    NcclFootprint least = asIs;
+    Map<String, String> env = Map.of();
+    String with = "as the job stands";
+    if (cuMem != null && cuMem.totalBytes() < least.totalBytes() && cuMem.totalBytes() <= shmOff.totalBytes()) {
+      least = cuMem;
+      env = Map.of("NCCL_CUMEM_HOST_ENABLE", "1");
+      with = "even with the SHM buffers in cuMem host memory";
+    } else if (shmOff.totalBytes() < least.totalBytes()) {
+      least = shmOff;
+      env = Map.of("NCCL_SHM_DISABLE", "1");
+      with = "even with the SHM transport off";
+    }
+    n.put("neededBytes", least.totalBytes());
+    n.put("growBytes", least.totalBytes() - free);
+    n.put("growBytesUnchanged", asIs.totalBytes() - free);
+    return new Advice(Action.GROW, mount, env, shortBy + "; " + with + " " + mib(least.totalBytes()) + " stays ("
+        + breakdown(least) + "), which does not fit: the tmpfs must grow by at least " + mib(least.totalBytes() - free)
+        + " (by " + mib(asIs.totalBytes() - free) + " to run with nothing set)", n, assumed);
+  }
+
+  /** The jobs the shape allows: each unknown of nodes and P2P taken both ways. */
+  private static List<NcclJob> candidates(JobShape shape, int ranks, NcclVersion nccl, int procs) {
+    List<NcclJob> out = new ArrayList<>();
+    for (boolean multi : shape.nodes() == null ? List.of(false, true) : List.of(shape.nodes() > 1)) {
+      for (boolean p2p : shape.p2p() == null ? List.of(false, true) : List.of(shape.p2p())) {
+        out.add(new NcclJob(ranks, nccl, multi, p2p, procs, false, false));
+      }
+    }
+    return out;
+  }
+
+  /** The largest footprint among the candidates, each changed by {@code option}: every figure a real configuration's. */
+  private static NcclFootprint worst(List<NcclJob> jobs, UnaryOperator<NcclJob> option) {
+    NcclFootprint worst = null;
+    for (NcclJob j : jobs) {
+      NcclFootprint f = NcclFootprint.of(option.apply(j));
+      if (worst == null || f.totalBytes() > worst.totalBytes()) {
+        worst = f;
+      }
+    }
+    return worst;
+  }
+
+  private static void describeResolution(JobShape shape, NcclJob chosen, List<String> assumed) {
+    if (shape.nodes() == null) {
+      assumed.add("nodes not given: sized as " + (chosen.multiNode() ? "a multi-node job (network transport, proxy ops pools)"
+          : "a single-node job") + ", whichever of one node and several needs more");
+    }
+    if (shape.p2p() == null) {
+      assumed.add("P2P between the job's GPUs not given: sized " + (chosen.p2p() ? "with" : "without")
+          + " it, whichever needs more");
+    }
   }
 
   private int ranks(JobShape shape, HostGpus host, List<String> assumed) {
@@ -118,6 +172,43 @@ public final class AdviceEngine {
     }
     assumed.add("local ranks not given and no GPUs listed: assumed the default of " + defaultLocalRanks);
     return defaultLocalRanks;
+  }
+
+  private static int processes(JobShape shape, int ranks, List<String> assumed) {
+    if (shape.processes() == null) {
+      if (ranks > 1) {
+        assumed.add("processes not given: assumed one per rank, as torchrun, mpirun and srun start them");
+      }
+      return ranks;
+    }
+    if (shape.processes() > ranks) {
+      assumed.add("more processes (" + shape.processes() + ") than local ranks: one per rank");
+      return ranks;
+    }
+    return shape.processes();
+  }
+
+  /**
+   * Whether NCCL, left alone, keeps the cross-process SHM buffers in cuMem host memory: 2.24.3+ on
+   * a CUDA 12.6+ driver, unless the container blocks the NUMA calls (2.26.3+ then falls back to
+   * files; earlier releases fail at init). Not known whether it does: counted as files.
+   */
+  private static boolean cuMemHostAsIs(NcclVersion nccl, CudaVersion cuda, Boolean numa, List<String> assumed) {
+    if (!cumemHostByDefault(nccl, cuda)) {
+      return false;
+    }
+    if (Boolean.TRUE.equals(numa)) {
+      return true;
+    }
+    if (numa == null) {
+      assumed.add("whether the job's container allows the NUMA calls of cuMem host memory is unknown:"
+          + " SHM buffers counted as /dev/shm files");
+    } else if (nccl.compareTo(NcclFacts.CUMEM_HOST_FALLBACK_SINCE) < 0) {
+      assumed.add("NCCL " + nccl + " turns cuMem host memory on by itself and, in a container that blocks its NUMA"
+          + " calls, fails at init (before " + NcclFacts.CUMEM_HOST_FALLBACK_SINCE + "): set NCCL_CUMEM_HOST_ENABLE=0"
+          + " or give the container SYS_NICE");
+    }
+    return false;
   }
 
   /** NCCL 2.24.3+ turns cuMem host memory on by itself with a CUDA 12.6+ driver. */
@@ -151,6 +242,21 @@ public final class AdviceEngine {
           + NcclFacts.CUMEM_HOST_FALLBACK_SINCE + " does not fall back";
     }
     return null;
+  }
+
+  /** "SHM buffers 73.6 MiB in 8 segment pairs; 4 ranks on one node, no P2P": the parts that are not 0, and the job. */
+  static String breakdown(NcclFootprint f) {
+    List<String> parts = new ArrayList<>();
+    if (f.shmBuffersBytes() > 0) {
+      parts.add("SHM buffers " + mib(f.shmBuffersBytes()) + " in " + f.shmSegmentPairs() + " segment pairs");
+    }
+    if (f.pools() > 0) {
+      parts.add("proxy ops pools " + mib(f.proxyPoolsBytes()) + " (" + f.pools() + " x " + f.poolFileBytes() + " bytes)");
+    }
+    if (f.nvlsBytes() > 0) {
+      parts.add("NVLS segment " + mib(f.nvlsBytes()));
+    }
+    return (parts.isEmpty() ? "nothing" : String.join(", ", parts)) + "; " + f.job().describe();
   }
 
   static String mib(long bytes) {

@@ -86,10 +86,12 @@ class AdviceSocketTest {
 
   @Test
   void adviceForDockersDefaultSizeTurnsTheShmTransportOff() throws Exception {
-    String body = AdviceClient.ask(socket, "ADVISE v1 ranks=4 nccl=2.21.5 dev=" + dev + " format=env", Duration.ofSeconds(30));
+    String body = AdviceClient.ask(socket, "ADVISE v1 ranks=4 nccl=2.21.5 dev=" + dev + " format=env nodes=1 p2p=no",
+        Duration.ofSeconds(30));
 
+    // one node, no P2P: 8 SHM segment pairs; with SHM off, 4 proxy ops pools of the network fallback
     assertThat(body.lines()).contains("NCCL_SHM_DISABLE=1", "SHMGUARD_ADVICE=shm-disable", "SHMGUARD_DEV=" + dev,
-        "SHMGUARD_SIZE_BYTES=67108864", "SHMGUARD_SHM_BUFFERS_BYTES=77135936");
+        "SHMGUARD_SIZE_BYTES=67108864", "SHMGUARD_SHM_BUFFERS_BYTES=77135936", "SHMGUARD_NEEDED_BYTES=29361552");
     assertThat(body).contains("SHMGUARD_REASON=4 local ranks of NCCL 2.21.5 need");
   }
 
@@ -100,7 +102,8 @@ class AdviceSocketTest {
     var doc = new com.fasterxml.jackson.databind.ObjectMapper().readTree(body);
     assertThat(doc.get("version").asInt()).isEqualTo(1);
     assertThat(doc.get("action").asText()).isEqualTo("grow");
-    assertThat(doc.get("numbers").get("growBytes").asLong()).isEqualTo(8 * 34_210_180L + 8 * 3_328L - 67_108_864L);
+    // SHM off, sized as the larger case (several nodes, P2P): 8 pools and NVLS's (128 + 2560) x 8 x 2 (+4)
+    assertThat(doc.get("numbers").get("growBytes").asLong()).isEqualTo(8 * 34_210_180L + 43_012L - 67_108_864L);
     assertThat(doc.get("reason").asText()).contains("must grow by at least");
   }
 

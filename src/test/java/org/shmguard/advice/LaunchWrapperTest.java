@@ -103,6 +103,29 @@ class LaunchWrapperTest {
 
   @ParameterizedTest
   @EnumSource(Asker.class)
+  void aSingleNodeJobWithP2pIsToldItFits(Asker asker) throws Exception {
+    startDaemon();
+
+    // 8 ranks on one node with P2P: no SHM segment, no proxy ops pool, only NVLS's 43 KB
+    Run r = launch(asker, Map.of("SHMGUARD_P2P", "yes"), "--local-ranks", "8", "--nccl-version", "2.28.3", "--nodes", "1",
+        "--processes", "8", "--");
+
+    assertThat(r.status).as(r.err).isEqualTo(7);
+    assertThat(r.out).contains("SHM=unset\n");
+    assertThat(r.err).startsWith("shmguard-launch: set nothing [advice: none]: 8 local ranks of NCCL 2.28.3 need at most 42.0 KiB")
+        .contains("P2P between all GPUs");
+  }
+
+  @Test
+  void badShapeOptionsAreUsageErrors() throws Exception {
+    Run r = launch(Asker.PYTHON, Map.of(), "--p2p", "maybe", "--");
+
+    assertThat(r.status).isEqualTo(2);
+    assertThat(r.err).contains("--p2p must be yes or no, not 'maybe'");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Asker.class)
   void theUsersOwnSettingWins(Asker asker) throws Exception {
     startDaemon();
 

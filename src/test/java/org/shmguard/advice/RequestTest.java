@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.shmguard.policy.JobShape;
 
 class RequestTest {
   @Test
@@ -22,6 +23,17 @@ class RequestTest {
     assertThat(Request.Verb.ADVISE.changesHost()).isFalse();
     assertThat(Request.Verb.PING.changesHost()).isFalse();
     assertThat(Request.Verb.CHECK.changesHost()).isFalse();
+  }
+
+  @Test
+  void scanIsRootsThoughItChangesNothing() throws Exception {
+    assertThat(Request.Verb.SCAN.changesHost()).isFalse();
+    assertThat(Request.Verb.SCAN.rootOnly()).isTrue();
+    assertThat(Request.Verb.REMOUNT.rootOnly()).isTrue();
+    assertThat(Request.Verb.CHECK.rootOnly()).isFalse();
+    assertThat(Request.Verb.ADVISE.rootOnly()).isFalse();
+    assertThat(Request.parse("SCAN v1 format=json").args()).isEqualTo(Map.of("format", "json"));
+    assertThatThrownBy(() -> Request.parse("SCAN v1 dev=0:25")).hasMessageContaining("SCAN takes no \"dev\"; it takes format");
   }
 
   @Test
@@ -44,5 +56,23 @@ class RequestTest {
   void envFormatKeepsEveryValueOnOneLine() {
     assertThat(AdviceFormat.printable("a\nb\u0000c")).isEqualTo("a?b?c");
     assertThat(AdviceFormat.snake("growBytesUnchanged")).isEqualTo("GROW_BYTES_UNCHANGED");
+  }
+
+  @Test
+  void adviseTakesTheJobsShapeAsOptionalKeys() throws Exception {
+    JobShape shape = AdviceResponder.shape(Request.parse("ADVISE v1 ranks=8 nccl=2.26.3 nodes=1 p2p=no procs=2 numa=yes"));
+
+    assertThat(shape).isEqualTo(new JobShape(8, org.shmguard.policy.NcclVersion.of(2, 26, 3), 1, false, 2, true));
+    assertThat(AdviceResponder.shape(Request.parse("ADVISE v1 ranks=4"))).isEqualTo(new JobShape(4, null));
+  }
+
+  @Test
+  void badShapeKeysSayWhatIsAllowed() {
+    assertThatThrownBy(() -> AdviceResponder.shape(Request.parse("ADVISE v1 p2p=maybe")))
+        .hasMessageContaining("p2p must be yes or no, not \"maybe\"");
+    assertThatThrownBy(() -> AdviceResponder.shape(Request.parse("ADVISE v1 nodes=0")))
+        .hasMessageContaining("nodes must be a whole number from 1");
+    assertThatThrownBy(() -> AdviceResponder.shape(Request.parse("ADVISE v1 ranks=2 procs=3")))
+        .hasMessageContaining("processes (3) cannot outnumber local ranks (2)");
   }
 }

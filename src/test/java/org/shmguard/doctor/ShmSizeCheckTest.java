@@ -136,4 +136,17 @@ class ShmSizeCheckTest {
 
     assertThat(new ShmSizeCheck().run(host.context())).isEmpty();
   }
+
+  @Test
+  void containerWithoutSysNiceIsToldItsShmBuffersStayFiles() {
+    HostFixture host = new HostFixture(root).gpus(4, "570.124.06").containerDevices(4343, List.of(0, 1, 2, 3), List.of());
+    host.containerShm(91, 4343, "docker:fedcba987654", 64 * MIB, 0);
+    // Docker's default capabilities and seccomp filter, as /proc/PID/status shows them
+    host.file("/proc/4343/status", "Name:\tpython3\nCapEff:\t00000000a80425fb\nCapBnd:\t00000000a80425fb\nSeccomp:\t2\n");
+
+    Finding f = only(new ShmSizeCheck().run(host.context()), "shm-too-small");
+
+    assertThat(f.evidence()).anySatisfy(e -> assertThat(e).contains("pid 4343 there has a seccomp filter, CAP_SYS_NICE not in"
+        + " the bounding set").contains("cuMem host memory cannot work here").contains("--cap-add SYS_NICE"));
+  }
 }

@@ -25,8 +25,10 @@ class AdviceEngineTest {
   static Stream<Arguments> table() {
     return Stream.of(
         // mount, ranks, nccl, driver, gpus -> action, env, text the reason must contain
-        row(DOCKER_64M, 4, "2.21.5", null, 0, Action.SHM_DISABLE, Map.of("NCCL_SHM_DISABLE", "1"), "73.6 MiB"),
-        row(DOCKER_64M, 8, "2.21.5", null, 0, Action.SHM_DISABLE, Map.of("NCCL_SHM_DISABLE", "1"), "147.1 MiB"),
+        // nodes and P2P unknown: sized as the larger of one node (a ring of SHM segments) and several
+        // (a shorter chain and a proxy ops pool per rank); here several: 6 x 9,641,992 + 4 x 7,340,388
+        row(DOCKER_64M, 4, "2.21.5", null, 0, Action.SHM_DISABLE, Map.of("NCCL_SHM_DISABLE", "1"), "83.2 MiB"),
+        row(DOCKER_64M, 8, "2.21.5", null, 0, Action.SHM_DISABLE, Map.of("NCCL_SHM_DISABLE", "1"), "184.7 MiB"),
         row(DOCKER_64M, 4, "2.28.3", null, 0, Action.GROW, Map.of("NCCL_SHM_DISABLE", "1"), "grow by at least 66.5 MiB"),
         row(DOCKER_64M, 8, "2.28.3", null, 0, Action.GROW, Map.of("NCCL_SHM_DISABLE", "1"), "grow by at least 197.0 MiB"),
         row(DOCKER_64M, 4, "2.28.3", NEW, 0, Action.GROW, Map.of("NCCL_CUMEM_HOST_ENABLE", "1"), "cuMem host memory"),
@@ -34,10 +36,10 @@ class AdviceEngineTest {
         row(HOST_2G, 8, "2.28.3", NEW, 0, Action.NONE, Map.of(), "it fits"),
         row(SHM_96M, 4, "2.24.3", NEW, 0, Action.CUMEM_HOST, Map.of("NCCL_CUMEM_HOST_ENABLE", "1"), "by default"),
         row(SHM_96M, 4, "2.24.3", OLD, 0, Action.SHM_DISABLE, Map.of("NCCL_SHM_DISABLE", "1"), "this one serves CUDA 12.2"),
-        row(SHM_96M, 4, "2.23.4", NEW, 0, Action.SHM_DISABLE, Map.of("NCCL_SHM_DISABLE", "1"), "#1838"),
-        row(SHM_96M, 4, "2.23.4", CUDA13, 0, Action.CUMEM_HOST, Map.of("NCCL_CUMEM_HOST_ENABLE", "1"), "can keep"),
-        row(SHM_96M, 4, "2.21.5", NEW, 0, Action.SHM_DISABLE, Map.of("NCCL_SHM_DISABLE", "1"), "needs NCCL 2.23.4+"),
-        row(SHM_96M, 4, null, NEW, 0, Action.GROW, Map.of("NCCL_SHM_DISABLE", "1"), "proxy pools 130.5 MiB"),
+        row(DOCKER_64M, 4, "2.23.4", NEW, 0, Action.SHM_DISABLE, Map.of("NCCL_SHM_DISABLE", "1"), "#1838"),
+        row(DOCKER_64M, 4, "2.23.4", CUDA13, 0, Action.CUMEM_HOST, Map.of("NCCL_CUMEM_HOST_ENABLE", "1"), "can keep"),
+        row(DOCKER_64M, 4, "2.21.5", NEW, 0, Action.SHM_DISABLE, Map.of("NCCL_SHM_DISABLE", "1"), "needs NCCL 2.23.4+"),
+        row(SHM_96M, 4, null, NEW, 0, Action.GROW, Map.of("NCCL_SHM_DISABLE", "1"), "proxy ops pools 130.5 MiB"),
         row(DOCKER_64M, null, null, null, 0, Action.GROW, Map.of("NCCL_SHM_DISABLE", "1"), "8 local ranks"),
         row(HOST_2G, null, null, null, 0, Action.NONE, Map.of(), "8 local ranks"),
         row(DOCKER_64M, null, "2.21.5", null, 2, Action.NONE, Map.of(), "2 local ranks"),
@@ -65,10 +67,12 @@ class AdviceEngineTest {
   void dockerDefaultWithFourRanksOf228MustGrowByThePoolShortfall() {
     Advice a = engine.advise(DOCKER_64M, new JobShape(4, NcclVersion.parse("2.28.3")), HostGpus.unknown());
 
-    // 4 proxy pools of 34,210,176 (+4) bytes and 4 x 3,328 bytes of NVLS scratch, less 64 MiB free.
-    assertThat(a.growBytes()).isEqualTo(4 * 34_210_180L + 4 * 3_328L - 67_108_864L);
-    // 4 ranks x 2 channels x (9,637,892 + 4,100) bytes of SHM buffers (NCCL-FACTS.md: about 77 MB).
-    assertThat(a.numbers().get("shmBuffersBytes")).isEqualTo(77_135_936L);
+    // With the SHM transport off, the larger case is several nodes with P2P: 4 proxy ops pools of
+    // 34,210,176 (+4) bytes and the NVLS segment, (128 + 2560) x 4 x 2 (+4) bytes, less 64 MiB free.
+    assertThat(a.growBytes()).isEqualTo(4 * 34_210_180L + (2_688L * 4 * 2 + 4) - 67_108_864L);
+    // As it stands: 3 chain edges x 2 channels x (9,637,892 + 4,100) bytes and the 4 pools.
+    assertThat(a.numbers().get("shmBuffersBytes")).isEqualTo(6 * 9_641_992L);
+    assertThat(a.numbers().get("proxyPoolsBytes")).isEqualTo(4 * 34_210_180L);
   }
 
   @Test
@@ -98,5 +102,81 @@ class AdviceEngineTest {
           new HostGpus((DriverVersion) v[3], (Integer) v[4]));
       assertThat(AdviceEngine.ADVISED_VARIABLES).containsAll(a.env().keySet());
     });
+  }
+
+  private static final JobShape ONE_NODE_8_P2P = new JobShape(8, NcclVersion.parse("2.28.3")).withNodes(1).withP2p(true);
+
+  @Test
+  void singleNodeJobWithP2pIsNotToldItNeedsProxyPools() {
+    Advice a = engine.advise(DOCKER_64M, ONE_NODE_8_P2P, HostGpus.unknown());
+
+    // P2P joins every pair: no SHM transport, no network transport, only NVLS's one segment.
+    assertThat(a.action()).isEqualTo(Action.NONE);
+    assertThat(a.numbers()).containsEntry("proxyPoolsBytes", 0L).containsEntry("shmBuffersBytes", 0L)
+        .containsEntry("nvlsScratchBytes", 2_688L * 8 * 2 + 4);
+  }
+
+  @Test
+  void multiNodeJobCountsAPoolPerRank() {
+    Advice a = engine.advise(DOCKER_64M, ONE_NODE_8_P2P.withNodes(2), HostGpus.unknown());
+
+    assertThat(a.action()).isEqualTo(Action.GROW);
+    assertThat(a.numbers()).containsEntry("proxyPoolsBytes", 8 * 34_210_180L).containsEntry("proxyPools", 8L);
+    assertThat(a.env()).as("neither variable lowers a P2P job's need").isEmpty();
+  }
+
+  @Test
+  void consumerCardsWithCuMemHostMemoryNeedNoShmBuffers() {
+    JobShape rtx = new JobShape(8, NcclVersion.parse("2.26.3")).withNodes(1).withP2p(false).withNuma(true);
+
+    Advice a = engine.advise(DOCKER_64M, rtx, new HostGpus(NEW, 8));
+
+    assertThat(a.action()).isEqualTo(Action.NONE);
+    assertThat(a.numbers()).containsEntry("shmBuffersBytes", 0L).containsEntry("neededBytes", 0L);
+  }
+
+  @Test
+  void containerWithoutSysNiceKeepsTheShmBuffersInFiles() {
+    JobShape rtx = new JobShape(8, NcclVersion.parse("2.26.3")).withNodes(1).withP2p(false).withNuma(false);
+
+    Advice a = engine.advise(HOST_2G, rtx, new HostGpus(NEW, 8));
+
+    // 8 edges x 2 channels of segment pairs, all files: NCCL 2.26.3+ falls back to /dev/shm.
+    assertThat(a.numbers()).containsEntry("shmBuffersBytes", 16 * 9_641_992L);
+    Advice tight = engine.advise(DOCKER_64M, rtx, new HostGpus(NEW, 8));
+    assertThat(tight.action()).isEqualTo(Action.GROW);
+    assertThat(tight.env()).as("cuMem host memory cannot work here; SHM off needs 8 pools, more").isEmpty();
+  }
+
+  @Test
+  void ranksOfOneProcessKeepFilesEvenWithCuMemHostMemory() {
+    JobShape oneProcess = new JobShape(8, NcclVersion.parse("2.26.3")).withNodes(1).withP2p(false).withNuma(true)
+        .withProcesses(1);
+
+    Advice a = engine.advise(HOST_2G, oneProcess, new HostGpus(NEW, 8));
+
+    assertThat(a.numbers()).containsEntry("shmBuffersBytes", 16 * 9_641_992L);
+  }
+
+  @Test
+  void shmDisableWithoutP2pOnOneNodeCountsTheNetworkFallbacksPools() {
+    JobShape rtx = new JobShape(4, NcclVersion.parse("2.21.5")).withNodes(1).withP2p(false);
+
+    Advice a = engine.advise(DOCKER_64M, rtx, HostGpus.unknown());
+
+    // 8 segment pairs (77.1 MB) do not fit 64 MiB; with SHM off the pairs go over the network
+    // transport, whose 4 proxy ops pools (29.4 MB) do.
+    assertThat(a.action()).isEqualTo(Action.SHM_DISABLE);
+    assertThat(a.numbers()).containsEntry("shmBuffersBytes", 77_135_936L).containsEntry("proxyPoolsBytes", 0L)
+        .containsEntry("neededBytes", 4 * 7_340_388L);
+  }
+
+  @Test
+  void cuMemHostByDefaultInABlockedContainerBefore2263SaysInitFails() {
+    JobShape shape = new JobShape(4, NcclVersion.parse("2.24.3")).withNuma(false);
+
+    Advice a = engine.advise(HOST_2G, shape, new HostGpus(NEW, 4));
+
+    assertThat(a.assumptions()).anyMatch(s -> s.contains("fails at init") && s.contains("NCCL_CUMEM_HOST_ENABLE=0"));
   }
 }

@@ -72,7 +72,7 @@ class GlobAndKindTest {
     assertThat(NcclFacts.SHM_RECV_BYTES).isEqualTo(9_637_888);
     assertThat(NcclFacts.shmRecvBytes(524_288, 4_915_200, 4_194_304)).isEqualTo(9_637_888);
     // "4 local ranks on a 2-channel ring already need about 77 MB" (NCCL-FACTS.md)
-    assertThat(NcclFacts.shmTransportBytes(4, 2)).isBetween(77_000_000L, 77_200_000L);
+    assertThat(NcclFootprint.of(NcclJob.singleNode(4, NcclVersion.parse("2.21.5"))).shmBuffersBytes()).isBetween(77_000_000L, 77_200_000L);
     assertThat(NcclFacts.proxyPoolBytes(NcclVersion.parse("2.11.4"))).isZero();
     assertThat(NcclFacts.proxyPoolBytes(NcclVersion.parse("2.21.5"))).isEqualTo(7_340_384);
     assertThat(NcclFacts.proxyPoolBytes(NcclVersion.parse("v2.28.3-1"))).isEqualTo(34_210_176);

@@ -21,6 +21,10 @@ class PackagesTest {
       "/etc/shmguard/shmguard.yaml",
       "/usr/share/man/man1/shmguard.1.gz",
       "/usr/share/man/man1/shmguard-launch.1.gz",
+      "/usr/share/man/man5/shmguard.yaml.5.gz",
+      "/usr/share/doc/shmguard/README.md",
+      "/usr/share/doc/shmguard/docs/configuration.md",
+      "/usr/share/doc/shmguard/docs/operator-guide.md",
       "/usr/share/bash-completion/completions/shmguard",
       "/usr/share/doc/shmguard/copyright",
       "/usr/share/doc/shmguard/changelog.gz",
@@ -86,6 +90,21 @@ class PackagesTest {
   }
 
   @Test
+  void bothPackagesHoldEveryDocumentOfTheTree() throws Exception {
+    Packages.requireTool("/usr/bin/dpkg-deb");
+    Packages.requireTool("/usr/bin/rpm");
+    String deb = Cmd.run("dpkg-deb", "--contents", Packages.deb().toString());
+    String rpm = Cmd.run("rpm", "-qp", "--list", Packages.rpm().toString());
+    try (var docs = Files.list(Path.of("docs"))) {
+      for (Path doc : docs.filter(p -> p.toString().endsWith(".md")).toList()) {
+        String installed = "/usr/share/doc/shmguard/docs/" + doc.getFileName();
+        assertThat(deb).as("deb holds " + installed).contains(" ." + installed + "\n");
+        assertThat(rpm).as("rpm holds " + installed).contains(installed + "\n");
+      }
+    }
+  }
+
+  @Test
   void lintianFindsNoErrors() {
     Packages.requireTool("/usr/bin/lintian");
     Cmd.Result r = Cmd.exec("lintian", "--pedantic", Packages.deb().toString());
@@ -127,7 +146,8 @@ class PackagesTest {
     Packages.requireTool("/usr/bin/shellcheck");
     Cmd.Result sh = Cmd.exec("shellcheck", "-x", "packaging/bin/shmguard", "packaging/share/make-cds-archive",
         "packaging/deb/control/postinst", "packaging/deb/control/prerm", "packaging/deb/control/postrm",
-        "src/test/install/installed-for-real.sh", "bench/jvm-flags.sh", "bench/scan-interleaved.sh", "bench/sandbox.sh");
+        "src/test/install/installed-for-real.sh", "bench/jvm-flags.sh", "bench/scan-interleaved.sh", "bench/sandbox.sh",
+        "bench/cold-scan.sh");
     assertThat(sh.status()).as(sh.out() + sh.err()).isZero();
     Cmd.Result rpm = Cmd.exec("shellcheck", "-s", "sh", "packaging/rpm/post.sh", "packaging/rpm/preun.sh", "packaging/rpm/postun.sh");
     assertThat(rpm.status()).as(rpm.out() + rpm.err()).isZero();

@@ -1,0 +1,110 @@
+package org.shmguard.advice;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import org.shmguard.config.Config;
+import org.shmguard.policy.Health;
+import org.shmguard.policy.Judgement;
+
+/**
+ * The daemon's answer to {@code SCAN v1 format=text|json}: its latest pass as {@code shmguard scan}
+ * prints it, by the command's own renderer (handed in, so there is one), marked with where it came
+ * from and stale when the pass is older than {@link Health#staleAfter}. Only root may ask (see
+ * {@link Request.Verb#rootOnly}).
+ *
+ * <pre>{@code
+ * responder.answerScans(new ScanAnswer(renderer, Health.staleAfter(interval), Clock.systemUTC()));
+ * }</pre>
+ *
+ * A rendering is kept until the next pass, so probes that ask in a loop cost one rendering per
+ * pass and format, not one per request.
+ */
+public final class ScanAnswer {
+  /** Renders a judgement as {@code shmguard scan} prints it (text or JSON), with its source. */
+  public interface Renderer {
+    String render(Judgement judgement, Source source, boolean json);
+  }
+
+  /**
+   * Where a scan's output came from, part of {@code scan --json} as {@code "source"}: the
+   * daemon's pass (when it began, whether it is stale, the limit) or this command's own pass
+   * (and why the daemon did not answer).
+   */
+  public record Source(boolean daemon, String passAt, Boolean stale, Long staleAfterSeconds, String why) {
+    public static Source daemon(Judgement j, boolean stale, Duration staleAfter) {
+      return new Source(true, j.snapshot().takenAt().toString(), stale, staleAfter.toSeconds(), null);
+    }
+
+    public static Source local(String why) {
+      return new Source(false, null, null, null, why);
+    }
+
+    /** The first line of the text form of a daemon's answer. */
+    public String line() {
+      return "From the shmguard daemon's pass at " + passAt + (Boolean.TRUE.equals(stale)
+          ? ": STALE, older than " + staleAfterSeconds + "s (its passes may have stopped; scan --local scans here)"
+          : " (scan --local scans here)");
+    }
+  }
+
+  /**
+   * The most files one answer lists (about 530 bytes of JSON each, with its holders): a rendering
+   * is built in the daemon's small heap, so a pass that lists more is refused ("unavailable") and
+   * the command scans for itself.
+   */
+  static final int MAX_LISTED = 10_000;
+
+  private record Rendered(Judgement judgement, boolean json, boolean stale, String text) {}
+
+  private final Renderer renderer;
+  private final Duration staleAfter;
+  private final Clock clock;
+  private final int maxListed;
+  private final AtomicReference<Rendered> lastText = new AtomicReference<>();
+  private final AtomicReference<Rendered> lastJson = new AtomicReference<>();
+
+  public ScanAnswer(Renderer renderer, Duration staleAfter, Clock clock) {
+    this(renderer, staleAfter, clock, MAX_LISTED);
+  }
+
+  ScanAnswer(Renderer renderer, Duration staleAfter, Clock clock, int maxListed) {
+    if (staleAfter.isNegative() || staleAfter.isZero()) {
+      throw new IllegalArgumentException("staleAfter must be positive, not " + staleAfter);
+    }
+    this.renderer = renderer;
+    this.staleAfter = staleAfter;
+    this.clock = clock;
+    this.maxListed = maxListed;
+  }
+
+  /** With the daemon's staleness limit, from daemon.interval. */
+  public static ScanAnswer of(Renderer renderer, Config config) {
+    return new ScanAnswer(renderer, Health.staleAfter(config.daemon().interval()), Clock.systemUTC());
+  }
+
+  /** The reply body for the request and the latest judgement (null before the first pass). */
+  String body(Request req, Judgement latest) throws ProtocolException {
+    String format = req.args().getOrDefault("format", "text");
+    if (!format.equals("text") && !format.equals("json")) {
+      throw new ProtocolException(ProtocolException.BAD_REQUEST, "format must be text or json, not \"" + Request.clip(format) + "\"");
+    }
+    if (latest == null) {
+      throw new ProtocolException(ProtocolException.UNAVAILABLE, "shmguard has not finished its first pass yet; ask again in a moment");
+    }
+    int listed = latest.segments().size();
+    if (listed > maxListed) {
+      throw new ProtocolException(ProtocolException.UNAVAILABLE, "the last pass lists " + listed + " files, more than the "
+          + maxListed + " the daemon renders for one answer; scan --local");
+    }
+    boolean json = format.equals("json");
+    boolean stale = HealthAnswer.stale(latest, clock, staleAfter);
+    AtomicReference<Rendered> cache = json ? lastJson : lastText;
+    Rendered r = cache.get();
+    if (r == null || r.judgement() != latest || r.stale() != stale) {
+      r = new Rendered(latest, json, stale, renderer.render(latest, Source.daemon(latest, stale, staleAfter), json));
+      cache.set(r);
+    }
+    return r.text();
+  }
+}
