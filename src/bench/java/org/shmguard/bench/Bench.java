@@ -46,6 +46,10 @@ public final class Bench {
         try (Fixture f = Fixture.create(tools, SHM, params.processes(), params.segments(), params.threadedEvery())) {
           ScanBench.Figures fig = scan.measure(f, params.rounds(), true, baseline);
           putScan(results, fig);
+          results.put("scan.warmPasses", scan.warmPasses());
+          results.note("scan.warmPasses", "untimed passes before the rounds: at least 30, then until 10 in a row add "
+              + "under 20 ms of JIT compilation (at most " + JitWarmup.MAX_PASSES + "), so the compiler threads are "
+              + "not in the process CPU time of the rounds");
           StageBreakdown.measure(results, config, params.rounds());
           cliScan(results, params);
         }
