@@ -47,9 +47,8 @@ public final class BaselineProbe {
       if (line.equals("scan")) {
         if (scanEngine == null) {
           scanEngine = Engine.create(ConfigLoader.defaults(), paths);
-          for (int i = 0; i < 30; i++) {
-            scanEngine.judge();
-          }
+          Engine warming = scanEngine;
+          JitWarmup.warm(warming::judge); // the same warm-up as this build's scan
         }
         long c = CpuClock.processNanos();
         long t = System.nanoTime();

@@ -34,35 +34,82 @@ final class DaemonBench {
   private final Results r;
   private final BenchParams params;
   private final NativeTools tools;
-  private final List<String> jvmArgs;
+  /** The daemon as the packages start it (the default), or as -Dbench.daemonLaunch=plain asks. */
+  private final Launch launch;
 
-  private DaemonBench(Results r, BenchParams params, NativeTools tools) {
+  private DaemonBench(Results r, BenchParams params, NativeTools tools, Launch launch) {
     this.r = r;
     this.params = params;
     this.tools = tools;
-    String extra = System.getProperty("bench.daemonJvmArgs", "").trim();
-    this.jvmArgs = extra.isEmpty() ? List.of() : List.of(extra.split("\\s+"));
+    this.launch = launch;
   }
 
+  /**
+   * The daemon as shipped (the launcher's JVM options and the archive make-cds-archive made), or,
+   * with -Dbench.daemonLaunch=plain, {@code java [bench.daemonJvmArgs] -jar}; bench.daemonJvmArgs
+   * go to the launcher as SHMGUARD_JAVA_OPTS. Then the JVM's default options beside it: start to
+   * READY and idle RSS.
+   */
   static void run(Results r, BenchParams params, NativeTools tools) throws Exception {
-    new DaemonBench(r, params, tools).runAll();
+    String extra = System.getProperty("bench.daemonJvmArgs", "").trim();
+    Launch launch = "plain".equals(System.getProperty("bench.daemonLaunch", "shipped"))
+        ? Launch.plain(params.jar(), extra.isEmpty() ? List.of() : List.of(extra.split("\\s+")))
+        : Launch.shipped(params.basedir(), params.jar(), params.out().resolve("shipped"), extra);
+    DaemonBench bench = new DaemonBench(r, params, tools, launch);
+    bench.runAll();
+    if (!launch.name().equals("default")) {
+      new DaemonBench(r, params, tools, Launch.plain(params.jar(), List.of())).defaults();
+    }
+  }
+
+  /** Scan CPU and reap delay with {@code processes} holders (4 segments each, a quarter held): the large row. */
+  static void large(Results r, BenchParams params, NativeTools tools, ScanBench scan, int processes) throws Exception {
+    String extra = System.getProperty("bench.daemonJvmArgs", "").trim();
+    Launch launch = Launch.shipped(params.basedir(), params.jar(), params.out().resolve("shipped"), extra);
+    DaemonBench bench = new DaemonBench(r, params, tools, launch);
+    String key = "scaling.p" + processes + "_s" + (4 * processes);
+    Bench.log("large: %d processes, %d segments", processes, 4 * processes);
+    try (NotifyListener notify = new NotifyListener(tools, params.out().resolve("notify-large.sock"));
+         Fixture f = Fixture.create(tools, Bench.SHM, processes, 4 * processes, params.threadedEvery())) {
+      ScanBench.Figures fig = scan.measure(f, 11, false);
+      r.put(key + ".shmguardCpuMs", fig.shmguard().cpu().median());
+      r.put(key + ".floorFullCpuMs", fig.floorFull().cpu().median());
+      r.put(key + ".ratioFloorFull", fig.ratio(fig.floorFull()));
+      Path config = bench.writeConfig("daemon-large.yaml", false, "info");
+      try (DaemonProcess d = DaemonProcess.start(launch, config, notify.socket())) {
+        bench.awaitFirstPass(d, notify, true);
+        r.put(key + ".startToReadyMs", (notify.await("READY=1", d.startNanos(), System.nanoTime()) - d.startNanos()) / 1e6);
+        bench.settle(d, f, key + ".");
+        bench.reapDelay(d, f, Math.min(params.kills(), 100), key + ".reapDelayMs");
+        r.put(key + ".rssMiB", d.rssKiB() / 1024.0);
+        r.put(key + ".aliveAtEnd", d.isAlive());
+      }
+    }
+    r.note(key, "the large row: " + processes + " holder processes, " + 4 * processes + " segments; scan CPU as in "
+        + "the grid (median of 11, Engine.judge in the bench JVM); the shipped daemon's reap delay over "
+        + Math.min(params.kills(), 100) + " SIGKILLs, measured as reapDelayMs");
   }
 
   private void runAll() throws Exception {
-    r.put("daemon.command", "java " + String.join(" ", jvmArgs) + (jvmArgs.isEmpty() ? "" : " ")
-        + "-jar " + params.jar() + " daemon -c CONFIG");
+    r.put("daemon.command", launch.shown() + " daemon -c CONFIG");
+    r.put("daemon.launch", launch.name());
+    r.put("daemon.archive", launch.archive() == null ? "none" : launch.archive().getFileName().toString());
+    r.note("daemon.command", "shipped: packaging/bin/shmguard (its JVM options) with the archive that "
+        + "packaging/share/make-cds-archive made in the sandbox as postinst does (an AOT cache on Java 24+, "
+        + "AppCDS before); the figures without a prefix are of this daemon, default.* of java -jar with the JVM's "
+        + "default options");
     Path socket = params.out().resolve("notify.sock");
     try (NotifyListener notify = new NotifyListener(tools, socket);
          Fixture f = Fixture.create(tools, Bench.SHM, params.processes(), params.segments(),
              params.threadedEvery())) {
-      boolean ready = startToReady(notify);
+      boolean ready = startToReady(notify, "");
       Path config = writeConfig("daemon.yaml", false, ready ? "info" : "debug");
       Bench.log("daemon: long run (idle, reap delay, burst)");
-      try (DaemonProcess d = DaemonProcess.start(params.jar(), config, jvmArgs, socket)) {
+      try (DaemonProcess d = DaemonProcess.start(launch, config, socket)) {
         awaitFirstPass(d, notify, ready);
-        settle(d, f);
+        settle(d, f, "daemon.");
         idle(d);
-        reapDelay(d, f);
+        reapDelay(d, f, params.kills(), "reapDelayMs");
         burst(d, f);
         socket();
         ColdScanBench.run(r, Path.of("/run/shmguard/advice.sock"));
@@ -71,14 +118,36 @@ final class DaemonBench {
     }
   }
 
+  /** The JVM's default options beside the shipped ones: start to READY, and RSS once idle. */
+  private void defaults() throws Exception {
+    Bench.log("daemon: default JVM options (java -jar)");
+    Path socket = params.out().resolve("notify-default.sock");
+    try (NotifyListener notify = new NotifyListener(tools, socket);
+         Fixture f = Fixture.create(tools, Bench.SHM, params.processes(), params.segments(),
+             params.threadedEvery())) {
+      startToReady(notify, "default.");
+      Path config = writeConfig("daemon-default.yaml", false, "info");
+      try (DaemonProcess d = DaemonProcess.start(launch, config, socket)) {
+        awaitFirstPass(d, notify, true);
+        settle(d, f, "default.");
+        Thread.sleep(QUIET_SECONDS * 1000L);
+        r.put("default.idle.rssMiB", d.rssKiB() / 1024.0);
+      }
+    }
+    r.put("default.command", launch.shown() + " daemon -c CONFIG");
+    r.note("default.idle.rssMiB", "VmRSS of java -jar with the JVM's default options, " + QUIET_SECONDS
+        + " s after the fixture's unheld segments were reaped (the shipped daemon's idle.rssMiB is read at the end of "
+        + "its idle window, " + QUIET_SECONDS + " s + idleSeconds after)");
+  }
+
   /** Several cold starts, each to READY=1 (or, without it, to the first complete pass), then SIGTERM. */
-  private boolean startToReady(NotifyListener notify) throws Exception {
+  private boolean startToReady(NotifyListener notify, String prefix) throws Exception {
     Path config = writeConfig("daemon-start.yaml", true, "debug");
     List<Long> ready = new ArrayList<>();
     List<Long> firstPass = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       Bench.log("daemon: start %d of 5", i + 1);
-      try (DaemonProcess d = DaemonProcess.start(params.jar(), config, jvmArgs, notify.socket())) {
+      try (DaemonProcess d = DaemonProcess.start(launch, config, notify.socket())) {
         long deadline = d.startNanos() + 60 * SECOND;
         long rd = -1;
         long pass = -1;
@@ -103,19 +172,19 @@ final class DaemonBench {
       }
     }
     if (!firstPass.isEmpty()) {
-      r.put("startToFirstPassMs", Stats.ofNanos(firstPass).median());
-      r.note("startToFirstPassMs", "from exec of java to the daemon's first \"pass:\" log line (debug), median of 5, "
+      r.put(prefix + "startToFirstPassMs", Stats.ofNanos(firstPass).median());
+      r.note(prefix + "startToFirstPassMs", "from exec of java to the daemon's first \"pass:\" log line (debug), median of 5, "
           + "with " + params.processes() + " holders and " + params.segments() + " segments");
     }
     if (ready.size() == 5) {
-      r.put("startToReadyMs", Stats.ofNanos(ready).median());
-      r.put("startToReadyMaxMs", Stats.ofNanos(ready).max());
-      r.put("startToReadySource", "READY=1 on NOTIFY_SOCKET");
+      r.put(prefix + "startToReadyMs", Stats.ofNanos(ready).median());
+      r.put(prefix + "startToReadyMaxMs", Stats.ofNanos(ready).max());
+      r.put(prefix + "startToReadySource", "READY=1 on NOTIFY_SOCKET");
       return true;
     }
     if (!firstPass.isEmpty()) {
-      r.put("startToReadyMs", Stats.ofNanos(firstPass).median());
-      r.put("startToReadySource", "first complete pass (log line): this daemon sends no READY=1");
+      r.put(prefix + "startToReadyMs", Stats.ofNanos(firstPass).median());
+      r.put(prefix + "startToReadySource", "first complete pass (log line): this daemon sends no READY=1");
       r.note("startToReadyMs", "this daemon sends no sd_notify READY=1; the figure is start to the end of its first "
           + "complete pass, the moment READY=1 is meant to mark");
     }
@@ -135,7 +204,7 @@ final class DaemonBench {
   }
 
   /** Waits until the daemon has reaped the fixture's unheld segments (older than the grace), so idle is idle. */
-  private void settle(DaemonProcess d, Fixture f) throws Exception {
+  private void settle(DaemonProcess d, Fixture f, String prefix) throws Exception {
     long start = System.nanoTime();
     long deadline = start + (GRACE_SECONDS + 100) * SECOND;
     int left = f.files().size();
@@ -143,9 +212,9 @@ final class DaemonBench {
       Thread.sleep(200);
       left = f.files().size();
     }
-    r.put("daemon.settleMs", (System.nanoTime() - start) / 1e6);
-    r.put("daemon.unheldLeftAfterSettle", left - f.heldLinked());
-    r.note("daemon.settleMs", "after the first pass, until the daemon had reaped the fixture's "
+    r.put(prefix + "settleMs", (System.nanoTime() - start) / 1e6);
+    r.put(prefix + "unheldLeftAfterSettle", left - f.heldLinked());
+    r.note(prefix + "settleMs", "after the first pass, until the daemon had reaped the fixture's "
         + (f.segments() - f.heldLinked() - f.heldUnlinked()) + " unheld segments (grace " + GRACE_SECONDS + " s)");
   }
 
@@ -180,8 +249,8 @@ final class DaemonBench {
   }
 
   /** SIGKILL last holders in rounds and time each of their segments' unlinks, seen through inotify. */
-  private void reapDelay(DaemonProcess d, Fixture f) throws Exception {
-    Bench.log("daemon: reap delay over %d kills", params.kills());
+  private void reapDelay(DaemonProcess d, Fixture f, int kills, String key) throws Exception {
+    Bench.log("daemon: reap delay over %d kills", kills);
     Map<String, Long> deleted = new ConcurrentHashMap<>();
     try (WatchService ws = f.mount().getFileSystem().newWatchService()) {
       f.mount().register(ws, StandardWatchEventKinds.ENTRY_DELETE);
@@ -190,7 +259,7 @@ final class DaemonBench {
       watcher.start();
       List<Fixture.HolderProc> victims = new ArrayList<>(f.holders());
       java.util.Collections.shuffle(victims, new Random(3));
-      victims = victims.subList(0, Math.min(params.kills(), victims.size()));
+      victims = victims.subList(0, Math.min(kills, victims.size()));
       int perRound = 50;
       Random gap = new Random(4);
       List<Double> delays = new ArrayList<>();
@@ -221,19 +290,19 @@ final class DaemonBench {
       }
       ws.close();
       watcher.join(2000);
-      r.put("reapDelayMs.kills", victims.size());
-      r.put("reapDelayMs.segments", delays.size());
-      r.put("reapDelayMs.unreaped", unreaped);
+      r.put(key + ".kills", victims.size());
+      r.put(key + ".segments", delays.size());
+      r.put(key + ".unreaped", unreaped);
       if (!delays.isEmpty()) {
         Stats s = Stats.ofMillis(delays);
-        r.put("reapDelayMs.p50", s.median());
-        r.put("reapDelayMs.p99", s.percentile(99));
-        r.put("reapDelayMs.max", s.max());
+        r.put(key + ".p50", s.median());
+        r.put(key + ".p99", s.percentile(99));
+        r.put(key + ".max", s.max());
       } else {
-        r.missing("reapDelayMs.p50", "no segment was reaped within 120 s of its holder's SIGKILL");
-        r.missing("reapDelayMs.p99", "no segment was reaped within 120 s of its holder's SIGKILL");
+        r.missing(key + ".p50", "no segment was reaped within 120 s of its holder's SIGKILL");
+        r.missing(key + ".p99", "no segment was reaped within 120 s of its holder's SIGKILL");
       }
-      r.note("reapDelayMs", "per segment, SIGKILL of its only holder to the unlink seen by inotify (IN_DELETE), "
+      r.note(key, "per segment, SIGKILL of its only holder to the unlink seen by inotify (IN_DELETE), "
           + "kills in rounds of " + perRound + " spaced 50-150 ms, each round after a random 0-30 s pause; a segment not unlinked within 120 s counts as unreaped");
     }
   }

@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 /**
- * {@code java -jar shmguard.jar daemon -c CONFIG} as an external process, as an operator runs it: its
+ * {@code shmguard daemon -c CONFIG} as an external process, as the packages or an operator run it: its
  * log lines stamped as they arrive, its resident memory and CPU time read from /proc, stopped with
  * SIGTERM.
  */
@@ -31,11 +31,15 @@ final class DaemonProcess implements AutoCloseable {
   }
 
   static DaemonProcess start(Path jar, Path config, List<String> jvmArgs, Path notifySocket) throws IOException {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(jvmArgs);
-    cmd.addAll(List.of("-jar", jar.toString(), "daemon", "-c", config.toString()));
+    return start(Launch.plain(jar, jvmArgs), config, notifySocket);
+  }
+
+  /** {@code LAUNCH daemon -c CONFIG}: the launcher as the packages run it, or plain java. */
+  static DaemonProcess start(Launch launch, Path config, Path notifySocket) throws IOException {
+    List<String> cmd = new ArrayList<>(launch.command());
+    cmd.addAll(List.of("daemon", "-c", config.toString()));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    pb.environment().putAll(launch.env());
     if (notifySocket != null) {
       pb.environment().put("NOTIFY_SOCKET", notifySocket.toString());
     }

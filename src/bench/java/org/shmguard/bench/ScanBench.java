@@ -46,6 +46,8 @@ final class ScanBench {
     }
   }
 
+  private int warmPasses;
+
   private final NativeTools tools;
   private final Config config;
   private final Random random = new Random(6);
@@ -53,6 +55,10 @@ final class ScanBench {
   ScanBench(NativeTools tools, Config config) {
     this.tools = tools;
     this.config = config;
+  }
+
+  int warmPasses() {
+    return warmPasses;
   }
 
   Figures measure(Fixture fixture, int rounds, boolean withExternal) throws IOException, InterruptedException {
@@ -63,11 +69,7 @@ final class ScanBench {
   Figures measure(Fixture fixture, int rounds, boolean withExternal, Baseline baseline)
       throws IOException, InterruptedException {
     Engine engine = Engine.create(config, HostPaths.system());
-    // Warm: the daemon's code is compiled by its second minute. Enough passes that the JIT has
-    // finished, since process CPU time would count its compiler threads too.
-    for (int i = 0; i < 30; i++) {
-      engine.judge();
-    }
+    warmPasses = JitWarmup.warm(engine::judge);
     Judgement last = engine.judge();
     List<String> files = fixture.files().stream().map(n -> fixture.mount().resolve(n).toString()).toList();
     ExternalTool fuser = withExternal ? ExternalTool.fuser(tools, files) : null;

@@ -1,8 +1,6 @@
 package org.shmguard.advice;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.shmguard.policy.Advice;
@@ -12,8 +10,6 @@ import org.shmguard.policy.Advice;
  * document. Both carry the action, the reason, the numbers and the variables to set.
  */
 public final class AdviceFormat {
-  private static final ObjectMapper JSON = new ObjectMapper();
-
   private AdviceFormat() {}
 
   /**
@@ -33,21 +29,74 @@ public final class AdviceFormat {
     return sb.toString();
   }
 
-  /** One JSON object: version, action, mount, env, reason, numbers, assumptions. */
+  /** One JSON object on one line: version, action, mount, env, reason, numbers, assumptions. */
   public static String json(Advice a) {
-    Map<String, Object> doc = new LinkedHashMap<>();
-    doc.put("version", 1);
-    doc.put("action", a.action().label());
-    doc.put("mount", Map.of("name", a.mount().name(), "dev", a.mount().dev()));
-    doc.put("env", a.env());
-    doc.put("reason", a.reason());
-    doc.put("numbers", a.numbers());
-    doc.put("assumptions", a.assumptions());
-    try {
-      return JSON.writeValueAsString(doc) + "\n";
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot write advice as JSON", e);
+    StringBuilder sb = new StringBuilder("{\"version\":1,\"action\":");
+    string(sb, a.action().label());
+    sb.append(",\"mount\":{\"name\":");
+    string(sb, a.mount().name());
+    sb.append(",\"dev\":");
+    string(sb, a.mount().dev());
+    sb.append("},\"env\":");
+    object(sb, a.env());
+    sb.append(",\"reason\":");
+    string(sb, a.reason());
+    sb.append(",\"numbers\":");
+    object(sb, a.numbers());
+    sb.append(",\"assumptions\":");
+    array(sb, a.assumptions());
+    return sb.append("}\n").toString();
+  }
+
+  private static void object(StringBuilder sb, Map<String, ?> map) {
+    sb.append('{');
+    String sep = "";
+    for (Map.Entry<String, ?> e : map.entrySet()) {
+      sb.append(sep);
+      string(sb, e.getKey());
+      sb.append(':');
+      if (e.getValue() instanceof Number n) {
+        sb.append(n);
+      } else {
+        string(sb, String.valueOf(e.getValue()));
+      }
+      sep = ",";
     }
+    sb.append('}');
+  }
+
+  private static void array(StringBuilder sb, List<String> items) {
+    sb.append('[');
+    String sep = "";
+    for (String item : items) {
+      sb.append(sep);
+      string(sb, item);
+      sep = ",";
+    }
+    sb.append(']');
+  }
+
+  /** A JSON string (RFC 8259): quote, backslash and control characters escaped, everything else as is. */
+  static void string(StringBuilder sb, String s) {
+    sb.append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      switch (c) {
+        case '"' -> sb.append("\\\"");
+        case '\\' -> sb.append("\\\\");
+        case '\n' -> sb.append("\\n");
+        case '\r' -> sb.append("\\r");
+        case '\t' -> sb.append("\\t");
+        default -> {
+          if (c < 0x20) {
+            sb.append(String.format(Locale.ROOT, "\\u%04X", (int) c));
+          } else {
+            sb.append(c);
+          }
+        }
+      }
+    }
+    sb.append('"');
   }
 
   private static void line(StringBuilder sb, String key, String value) {

@@ -86,6 +86,9 @@ public final class AdviceServer implements Closeable {
   private final ExecutorService workers;
   private final UserPrincipal root;
   private Thread acceptor;
+  private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+  /** The acceptor's selector, once it runs: close() wakes it. */
+  private volatile Selector acceptSelector;
   private long lastRefusalLog = System.nanoTime() - REFUSAL_LOG_EVERY.toNanos();
   private int refusedSinceLog;
   private long lastDeniedLog = System.nanoTime() - REFUSAL_LOG_EVERY.toNanos();
@@ -174,12 +177,15 @@ public final class AdviceServer implements Closeable {
    */
   private void acceptLoop() {
     try (Selector selector = Selector.open()) {
+      acceptSelector = selector;
       server.configureBlocking(false);
       SelectionKey accepting = server.register(selector, SelectionKey.OP_ACCEPT);
       Refusals refusals = new Refusals(selector);
       try {
         while (server.isOpen()) {
-          selector.select(100);
+          // Only a lingering refusal has a deadline; with none, block until a client comes (or
+          // close() wakes it), so an idle daemon's acceptor does not wake 10 times a second.
+          selector.select(refusals.isEmpty() ? 0 : 100);
           long now = System.nanoTime();
           for (SelectionKey key : selector.selectedKeys()) {
             if (key == accepting) {
@@ -311,7 +317,14 @@ public final class AdviceServer implements Closeable {
   /** Stops accepting, lets running requests finish briefly, and removes the socket file it made. */
   @Override
   public void close() throws IOException {
+    if (closed.getAndSet(true)) {
+      return; // closed already: the socket file is gone, and may be another daemon's by now
+    }
     server.close();
+    Selector selector = acceptSelector;
+    if (selector != null) {
+      selector.wakeup(); // a select with no timeout does not notice the close by itself
+    }
     workers.shutdown();
     try {
       workers.awaitTermination(2, TimeUnit.SECONDS);

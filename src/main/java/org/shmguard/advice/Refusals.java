@@ -68,6 +68,11 @@ final class Refusals {
     closeQuietly(ch);
   }
 
+  /** Whether no refused connection is lingering: then nothing has a deadline. */
+  boolean isEmpty() {
+    return lingering.isEmpty();
+  }
+
   /** Closes those whose time is up. */
   void sweep(long now) {
     while (!lingering.isEmpty() && now - lingering.peekFirst().until() >= 0) {

@@ -29,6 +29,7 @@ public final class Main implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
+    org.shmguard.nativ.LibraryPath.withoutLdconfig();
     System.exit(run(args));
   }
 

@@ -1,9 +1,5 @@
 package org.shmguard.config;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
 import java.io.IOException;
 import java.io.Reader;
 import java.util.ArrayList;
@@ -13,37 +9,42 @@ import java.util.Map;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
+import org.yaml.snakeyaml.error.YAMLException;
+import org.yaml.snakeyaml.events.AliasEvent;
+import org.yaml.snakeyaml.events.CollectionStartEvent;
+import org.yaml.snakeyaml.events.Event;
+import org.yaml.snakeyaml.events.MappingStartEvent;
+import org.yaml.snakeyaml.events.NodeEvent;
+import org.yaml.snakeyaml.events.ScalarEvent;
+import org.yaml.snakeyaml.events.SequenceStartEvent;
+import org.yaml.snakeyaml.parser.Parser;
+import org.yaml.snakeyaml.parser.ParserImpl;
+import org.yaml.snakeyaml.reader.ReaderException;
+import org.yaml.snakeyaml.reader.StreamReader;
 
 /**
  * Reads one YAML document into {@link YamlNode}s, holding it to {@link ConfigLimits}: its size,
  * its depth, one document, no anchors, aliases or tags, no key twice. Every refusal, a syntax
  * error included, is one {@link ConfigException} with the line (and the key where there is one).
  *
- * <p>Why the limits are counted here and not left to SnakeYAML's {@code LoaderOptions}: Jackson
- * reads YAML as a stream of events and never runs SnakeYAML's composer, where the nesting-depth
- * and alias limits live, so those options have no effect on this path; only the code-point
- * limit (in SnakeYAML's reader) does, and it is set as a second bound behind the size check.
- * Jackson also does not expand an alias: it hands back the anchor's name as a string, so
- * {@code deny: *d} would silently mean the pattern "d". Refusing anchors and aliases outright
- * closes both that and every alias-expansion ("billion laughs") file.
+ * <p>It reads SnakeYAML's event stream (its parser, never its composer or constructor): no node
+ * graph is built and no object is made from a tag, so the limits are counted here as events
+ * arrive. Anchors and aliases are refused outright, which closes every alias-expansion ("billion
+ * laughs") file; SnakeYAML's code-point limit is set as a second bound behind the size check.
+ * Every scalar is kept as its text; a plain empty value, {@code ~} or {@code null} is a null, so
+ * "grace:" with no value says "no value given", while a quoted {@code ""} stays the empty string.
  */
 final class YamlReader {
-  // The builder starts with no YAML parser features, unlike new YAMLFactory(): "grace:" with no
-  // value must stay a null, not become "".
-  private static final YAMLFactory FACTORY = YAMLFactory.builder()
-      .loaderOptions(loaderOptions())
-      .enable(YAMLParser.Feature.EMPTY_STRING_AS_NULL)
-      .build();
   private static final String CORE_TAG = "tag:yaml.org,2002:";
 
-  private final YAMLParser parser;
+  private final Parser parser;
   private final String source;
   private final String text;
   /** The last key read and its line, to name the key a syntax error is in. */
   private String lastKey;
   private int lastKeyLine;
 
-  private YamlReader(YAMLParser parser, String source, String text) {
+  private YamlReader(Parser parser, String source, String text) {
     this.parser = parser;
     this.source = source;
     this.text = text;
@@ -59,26 +60,11 @@ final class YamlReader {
   static YamlNode parse(Reader reader, String source) throws ConfigException {
     String text = readBounded(reader, source);
     refuseControlCharacters(text, source);
-    YamlReader r = null;
+    YamlReader r = new YamlReader(new ParserImpl(new StreamReader(text), loaderOptions()), source, text);
     try {
-      r = new YamlReader(FACTORY.createParser(text), source, text);
       return r.document();
-    } catch (JsonProcessingException e) {
-      throw r == null ? new ConfigException(source, 0, null, "not valid YAML: " + e.getOriginalMessage()) : r.syntaxError(e);
-    } catch (IOException e) {
-      throw new ConfigException(source, 0, null, "cannot read: " + e.getMessage());
-    } finally {
-      if (r != null) {
-        r.close();
-      }
-    }
-  }
-
-  private void close() {
-    try {
-      parser.close();
-    } catch (IOException ignored) {
-      // The text is in memory: closing it releases nothing that could fail in a way worth reporting.
+    } catch (YAMLException e) {
+      throw r.syntaxError(e);
     }
   }
 
@@ -127,120 +113,122 @@ final class YamlReader {
         + " bytes (this line passes the limit); allowed: " + ConfigLimits.ALLOWED_SIZE);
   }
 
-  private YamlNode document() throws IOException, ConfigException {
-    JsonToken t = parser.nextToken();
-    if (t == null) {
+  private YamlNode document() throws ConfigException {
+    next(); // the stream's start
+    Event e = next();
+    if (e.is(Event.ID.StreamEnd)) {
       return new YamlNode(null, 1, false);
     }
-    YamlNode root = read(t, "", 1);
-    JsonToken next = parser.nextToken();
-    if (next != null) {
-      int line = markerLineAtOrBefore(line());
-      String key = next == JsonToken.START_OBJECT && parser.nextToken() == JsonToken.FIELD_NAME ? parser.currentName() : null;
-      throw new ConfigException(source, line, key, "a second YAML document starts here (after ---), and shmguard would ignore it; allowed: "
-          + ConfigLimits.ALLOWED_DOCUMENTS);
+    YamlNode root = read(next(), "", 1); // after the document's start
+    next(); // the document's end
+    Event after = next();
+    if (after.is(Event.ID.DocumentStart)) {
+      Event first = next();
+      String key = null;
+      if (first instanceof MappingStartEvent) {
+        Event k = next();
+        key = k instanceof ScalarEvent s ? s.getValue() : null;
+      }
+      throw new ConfigException(source, lineOf(after), key, "a second YAML document starts here (after ---), and shmguard "
+          + "would ignore it; allowed: " + ConfigLimits.ALLOWED_DOCUMENTS);
     }
     return root;
   }
 
-  /** The line of the last "---" at or before {@code line}: where a second document begins, which Jackson does not report. */
-  private int markerLineAtOrBefore(int line) {
-    int n = 1;
-    int marker = line;
-    for (String l : text.split("\n", -1)) {
-      if (n > line) {
-        break;
-      }
-      if (l.startsWith("---") && (l.length() == 3 || Character.isWhitespace(l.charAt(3)))) {
-        marker = n;
-      }
-      n++;
-    }
-    return marker;
+  private Event next() {
+    return parser.getEvent();
   }
 
-  private YamlNode read(JsonToken t, String path, int depth) throws IOException, ConfigException {
-    int line = line();
-    refuseReferencesAndTags(path.isEmpty() ? null : path);
-    switch (t) {
-      case START_OBJECT -> {
-        refuseDepth(path, depth);
-        Map<String, YamlNode> map = new LinkedHashMap<>();
-        Map<String, Integer> lines = new LinkedHashMap<>();
-        while ((t = parser.nextToken()) == JsonToken.FIELD_NAME) {
-          String key = parser.currentName();
-          int keyLine = line();
-          String keyPath = path.isEmpty() ? key : path + "." + key;
-          lastKey = keyPath;
-          lastKeyLine = keyLine;
-          refuseReferencesAndTags(keyPath);
-          if (lines.containsKey(key)) {
-            throw new ConfigException(source, keyLine, keyPath, "given twice (first on line " + lines.get(key) + ")");
-          }
-          lines.put(key, keyLine);
-          YamlNode v = read(parser.nextToken(), keyPath, depth + 1);
-          // Report a key's line, not its value's: "grace:" is where a person looks.
-          map.put(key, new YamlNode(v.value(), keyLine, v.scalarString()));
+  private YamlNode read(Event e, String path, int depth) throws ConfigException {
+    int line = lineOf(e);
+    refuseReferencesAndTags(e, path.isEmpty() ? null : path);
+    if (e instanceof MappingStartEvent) {
+      refuseDepth(e, path, depth);
+      Map<String, YamlNode> map = new LinkedHashMap<>();
+      Map<String, Integer> lines = new LinkedHashMap<>();
+      for (Event k = next(); !k.is(Event.ID.MappingEnd); k = next()) {
+        if (!(k instanceof ScalarEvent ks)) {
+          refuseReferencesAndTags(k, lastKey);
+          int kl = lineOf(k);
+          throw new ConfigException(source, kl, lastKey != null && lastKeyLine == kl ? lastKey : null,
+              "not valid YAML: a key must be a single name, not a list or a mapping");
         }
-        return new YamlNode(map, line, false);
-      }
-      case START_ARRAY -> {
-        refuseDepth(path, depth);
-        List<YamlNode> list = new ArrayList<>();
-        while ((t = parser.nextToken()) != JsonToken.END_ARRAY) {
-          list.add(read(t, path, depth + 1));
+        String key = ks.getValue();
+        int keyLine = lineOf(k);
+        String keyPath = path.isEmpty() ? key : path + "." + key;
+        lastKey = keyPath;
+        lastKeyLine = keyLine;
+        refuseReferencesAndTags(k, keyPath);
+        if (lines.containsKey(key)) {
+          throw new ConfigException(source, keyLine, keyPath, "given twice (first on line " + lines.get(key) + ")");
         }
-        return new YamlNode(list, line, false);
+        lines.put(key, keyLine);
+        YamlNode v = read(next(), keyPath, depth + 1);
+        // Report a key's line, not its value's: "grace:" is where a person looks.
+        map.put(key, new YamlNode(v.value(), keyLine, v.scalarString()));
       }
-      case VALUE_NULL -> {
-        return new YamlNode(null, line, false);
-      }
-      case VALUE_STRING -> {
-        return new YamlNode(parser.getText(), line, true);
-      }
-      default -> {
-        return new YamlNode(parser.getText(), line, false);
-      }
+      return new YamlNode(map, line, false);
     }
+    if (e instanceof SequenceStartEvent) {
+      refuseDepth(e, path, depth);
+      List<YamlNode> list = new ArrayList<>();
+      for (Event item = next(); !item.is(Event.ID.SequenceEnd); item = next()) {
+        list.add(read(item, path, depth + 1));
+      }
+      return new YamlNode(list, line, false);
+    }
+    ScalarEvent s = (ScalarEvent) e;
+    if (isNull(s)) {
+      return new YamlNode(null, line, false);
+    }
+    return new YamlNode(s.getValue(), line, !s.isPlain());
   }
 
-  private void refuseDepth(String path, int depth) throws ConfigException {
+  /** YAML's null: a plain (unquoted) empty value, ~ or null; a quoted "" is the empty string. */
+  private static boolean isNull(ScalarEvent s) {
+    String v = s.getValue();
+    return s.isPlain() && (v.isEmpty() || v.equals("~") || v.equals("null") || v.equals("Null") || v.equals("NULL"));
+  }
+
+  private void refuseDepth(Event e, String path, int depth) throws ConfigException {
     if (depth > ConfigLimits.MAX_DEPTH) {
-      throw new ConfigException(source, line(), path.isEmpty() ? null : path,
+      throw new ConfigException(source, lineOf(e), path.isEmpty() ? null : path,
           "nested more than " + ConfigLimits.MAX_DEPTH + " levels deep; allowed: " + ConfigLimits.ALLOWED_DEPTH);
     }
   }
 
-  private void refuseReferencesAndTags(String key) throws IOException, ConfigException {
-    if (parser.isCurrentAlias()) {
-      throw new ConfigException(source, line(), key, "an alias (*" + parser.getText()
+  private void refuseReferencesAndTags(Event e, String key) throws ConfigException {
+    if (e instanceof AliasEvent a) {
+      throw new ConfigException(source, lineOf(e), key, "an alias (*" + a.getAnchor()
           + ") refers to a value written elsewhere; anchors (&) and aliases (*) are not supported; allowed: "
           + ConfigLimits.ALLOWED_REFERENCES);
     }
-    if (parser.getObjectId() != null) {
-      throw new ConfigException(source, line(), key, "an anchor (&" + parser.getObjectId()
+    if (e instanceof NodeEvent n && n.getAnchor() != null) {
+      throw new ConfigException(source, lineOf(e), key, "an anchor (&" + n.getAnchor()
           + ") marks a value for reuse; anchors (&) and aliases (*) are not supported; allowed: " + ConfigLimits.ALLOWED_REFERENCES);
     }
-    String tag = parser.getTypeId();
+    String tag = e instanceof ScalarEvent s ? s.getTag() : e instanceof CollectionStartEvent c ? c.getTag() : null;
     if (tag != null) {
-      String shown = tag.startsWith(CORE_TAG) ? "!!" + tag.substring(CORE_TAG.length()) : "!" + tag;
-      throw new ConfigException(source, line(), key, "a YAML tag (" + oneLine(shown) + ") is not supported; allowed: "
+      String shown = tag.startsWith(CORE_TAG) ? "!!" + tag.substring(CORE_TAG.length()) : "!" + tag.replaceFirst("^!+", "");
+      throw new ConfigException(source, lineOf(e), key, "a YAML tag (" + oneLine(shown) + ") is not supported; allowed: "
           + ConfigLimits.ALLOWED_TAGS);
     }
   }
 
-  private int line() {
-    return parser.currentTokenLocation().getLineNr();
+  private static int lineOf(Event e) {
+    return e.getStartMark().getLine() + 1;
   }
 
   /** A YAML syntax error as one line (see {@link YamlSyntax}): SnakeYAML's own text spans several, with a caret drawing. */
-  private ConfigException syntaxError(JsonProcessingException e) {
-    MarkedYAMLException marked = markedCause(e);
-    int line;
-    String problem;
+  private ConfigException syntaxError(YAMLException e) {
+    int line = 0;
+    String problem = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
     String context = null;
     int contextLine = 0;
-    if (marked != null && marked.getProblemMark() != null) {
+    if (e instanceof ReaderException unreadable) {
+      // A character YAML does not allow (U+FFFE, a lone surrogate): SnakeYAML gives its position, not its line.
+      line = lineOfCodePoint(unreadable.getPosition());
+    } else if (e instanceof MarkedYAMLException marked && marked.getProblemMark() != null) {
       line = marked.getProblemMark().getLine() + 1;
       problem = marked.getProblem();
       Mark mark = marked.getContextMark();
@@ -248,24 +236,18 @@ final class YamlReader {
         context = marked.getContext();
         contextLine = mark.getLine() + 1;
       }
-    } else {
-      line = e.getLocation() == null ? 0 : e.getLocation().getLineNr();
-      String original = String.valueOf(e.getOriginalMessage());
-      problem = original.startsWith("Expected a field name")
-          ? "a key must be a single name, not a list or a mapping"
-          : original.lines().findFirst().orElse(original);
     }
     String key = lastKey != null && lastKeyLine == line ? lastKey : null;
     return YamlSyntax.error(source, line, key, problem, context, contextLine);
   }
 
-  private static MarkedYAMLException markedCause(Throwable e) {
-    for (Throwable c = e; c != null; c = c.getCause()) {
-      if (c instanceof MarkedYAMLException m) {
-        return m;
-      }
+  private int lineOfCodePoint(int position) {
+    int line = 1;
+    int end = text.offsetByCodePoints(0, Math.min(position, text.codePointCount(0, text.length())));
+    for (int i = 0; i < end; i++) {
+      line += text.charAt(i) == '\n' ? 1 : 0;
     }
-    return null;
+    return line;
   }
 
   /** SnakeYAML's text on one line: it lays a message out over several, and shows a tab as \t(TAB). */

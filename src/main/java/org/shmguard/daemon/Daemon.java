@@ -12,6 +12,7 @@ import org.shmguard.alert.EventKind;
 import org.shmguard.config.Config;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
+import org.shmguard.host.MountChanges;
 import org.shmguard.host.MountDiscovery;
 import org.shmguard.host.PathWalks;
 import org.shmguard.host.ProcessDetails;
@@ -86,7 +87,8 @@ public final class Daemon implements AutoCloseable {
     Config.Capacity c = config.capacity();
     Poll poll = Poll.create();
     Worker worker = new Worker(engine,
-        Worker.rediscovery(new MountDiscovery(paths), config.autoDiscover(), config.mountPaths()),
+        // A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap.
+        new MountChanges(paths, new MountDiscovery(paths), config.autoDiscover(), config.mountPaths())::devices,
         new MountWatches(Inotify.open()),
         new ExitWatches(d.watchHolders(), pid -> {
           ProcessInfo info = details.read(pid);

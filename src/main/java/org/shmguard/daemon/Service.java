@@ -7,6 +7,7 @@ import java.util.concurrent.CountDownLatch;
 import org.shmguard.advice.SocketInUseException;
 import org.shmguard.advice.ScanAnswer;
 import org.shmguard.alert.AlertSink;
+import org.shmguard.alert.LogAlertSink;
 import org.shmguard.config.Config;
 import org.shmguard.host.HostPaths;
 import org.shmguard.metrics.CountingAlertSink;
@@ -54,6 +55,10 @@ public final class Service implements AutoCloseable {
   /** As {@link #start(Config, HostPaths)}, answering SCAN on the socket with {@code scans} (null: no SCAN). */
   public static Service start(Config config, HostPaths paths, ScanAnswer.Renderer scans) throws IOException {
     AlertSink journal = JournalAlertSink.choose();
+    if (Boolean.getBoolean("shmguard.training")) {
+      // make-cds-archive's training run (a dry run, to record the daemon's classes): its findings are no alerts.
+      journal = new LogAlertSink();
+    }
     MetricsOutputs metrics = MetricsOutputs.start(config, journal);
     DaemonAdvice advice = null;
     try {

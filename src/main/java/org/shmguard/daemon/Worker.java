@@ -179,6 +179,7 @@ final class Worker implements Runnable {
       if (!stopping) {
         notifier.ready(status.line());
         ready = true;
+        org.shmguard.nativ.NativeHeap.trim(); // what starting freed goes back to the kernel
       }
       while (!stopping) {
         waitAndHandle();

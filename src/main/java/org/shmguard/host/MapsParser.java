@@ -34,15 +34,10 @@ final class MapsParser {
   }
 
   private static void parseLine(byte[] s, int start, int end, long[] wanted, Match match) {
+    // The address range is parsed only for a line on a watched device: most lines are not.
     int i = start;
-    long lo = 0;
-    while (i < end && s[i] != '-') {
-      lo = (lo << 4) | hex(s[i++]);
-    }
-    i++;
-    long hi = 0;
     while (i < end && s[i] != ' ') {
-      hi = (hi << 4) | hex(s[i++]);
+      i++;
     }
     i = skipField(s, i, end); // to perms
     i = skipField(s, i, end); // to offset
@@ -75,6 +70,16 @@ final class MapsParser {
     }
     while (i < end && s[i] == ' ') {
       i++;
+    }
+    int r = start;
+    long lo = 0;
+    while (r < end && s[r] != '-') {
+      lo = (lo << 4) | hex(s[r++]);
+    }
+    r++;
+    long hi = 0;
+    while (r < end && s[r] != ' ') {
+      hi = (hi << 4) | hex(s[r++]);
     }
     match.accept(Dev.of((int) major, (int) minor), ino, hi - lo, new String(s, i, end - i, StandardCharsets.UTF_8));
   }

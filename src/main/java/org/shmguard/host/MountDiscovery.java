@@ -145,11 +145,17 @@ public final class MountDiscovery {
     Map<String, List<Integer>> pidsByNs = new LinkedHashMap<>();
     // Raw readlinkat relative to one /proc handle: this runs for every process on every pass.
     try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
+      // The namespace as its inode number, no String per process: the link reads "mnt:[INODE]".
+      long ownInode = inodeOf(ownNs);
       for (int pid : proc.pids()) {
-        String ns = proc.readLink(pid, "ns/mnt");
-        if (ns == null || ns.equals(ownNs)) {
+        long inode = proc.namespaceInode(pid, "mnt");
+        if (inode < 0) {
+          continue; // gone, or not readable
+        }
+        if (inode == ownInode) {
           continue;
         }
+        String ns = "mnt:[" + inode + "]";
         List<Integer> pids = pidsByNs.computeIfAbsent(ns, k -> new ArrayList<>());
         if (pids.size() < PIDS_PER_NAMESPACE) {
           pids.add(pid);
@@ -196,6 +202,18 @@ public final class MountDiscovery {
             f.ns(), f.pids(), details.container(f.pids().get(0)), null, reach.entry().mountId(), reach.mountinfo(),
             f.reportOnly()));
       }
+    }
+  }
+
+  /** The inode number in a namespace link's text ("mnt:[4026531841]"), or -1. */
+  private static long inodeOf(String ns) {
+    if (ns == null || !ns.startsWith("mnt:[") || !ns.endsWith("]")) {
+      return -1;
+    }
+    try {
+      return Long.parseLong(ns.substring(5, ns.length() - 1));
+    } catch (NumberFormatException e) {
+      return -1;
     }
   }
 

@@ -38,8 +38,11 @@ import org.shmguard.nativ.StatxResult;
  */
 public final class SegmentLister {
   /** Oldest first by last change; the inode breaks ties, so the choice does not depend on directory order. */
-  static final Comparator<Segment> OLDEST_FIRST =
-      Comparator.comparingLong(Segment::lastChangeNanos).thenComparingLong(Segment::ino);
+  static final Comparator<Segment> OLDEST_FIRST = (a, b) -> {
+    int byChange = Long.compare(a.lastChangeNanos(), b.lastChangeNanos());
+    return byChange != 0 ? byChange : Long.compare(a.ino(), b.ino());
+  };
+  private static final Comparator<Segment> NEWEST_FIRST = (a, b) -> OLDEST_FIRST.compare(b, a);
 
   private final Linux linux;
   private final Selection selection;
@@ -141,14 +144,52 @@ public final class SegmentLister {
     return new Listing(counter.kept(), counter.contents(), null);
   }
 
-  /** One listing's counts and its bounded sets of kept files: max-heaps whose heads are the newest kept. */
+  /**
+   * The oldest {@code limit} files offered: a plain list while fewer were offered (most mounts,
+   * most passes), a max-heap whose head is the newest kept once more were.
+   */
+  private static final class Kept {
+    private final int limit;
+    private List<Segment> list = new ArrayList<>();
+    private PriorityQueue<Segment> heap;
+
+    Kept(int limit) {
+      this.limit = limit;
+    }
+
+    void keep(Segment s) {
+      if (heap == null) {
+        if (list.size() < limit) {
+          list.add(s);
+          return;
+        }
+        heap = new PriorityQueue<>(limit + 1, NEWEST_FIRST);
+        heap.addAll(list);
+        list = null;
+      }
+      if (OLDEST_FIRST.compare(s, heap.peek()) < 0) {
+        heap.poll();
+        heap.add(s);
+      }
+    }
+
+    int size() {
+      return heap == null ? list.size() : heap.size();
+    }
+
+    void addTo(List<Segment> out) {
+      out.addAll(heap == null ? list : heap);
+    }
+  }
+
+  /** One listing's counts and its bounded sets of kept files. */
   private static final class Counter {
     private final DirHandle dir;
     private final Dev dev;
     private final Selection selection;
     private final Predicate<FileKey> heldBefore;
-    private final PriorityQueue<Segment> oldest;
-    private final PriorityQueue<Segment> setAside;
+    private final Kept oldest;
+    private final Kept setAside;
     private long files;
     private long fileBytes;
     private long other;
@@ -160,8 +201,8 @@ public final class SegmentLister {
       this.dev = dev;
       this.selection = selection;
       this.heldBefore = heldBefore;
-      this.oldest = new PriorityQueue<>(Math.min(selection.limit(), 1024) + 1, OLDEST_FIRST.reversed());
-      this.setAside = new PriorityQueue<>(16, OLDEST_FIRST.reversed());
+      this.oldest = new Kept(selection.limit());
+      this.setAside = new Kept(selection.limit());
     }
 
     void accept(byte[] name) {
@@ -188,22 +229,13 @@ public final class SegmentLister {
           st.mtimeSec() * 1_000_000_000L + st.mtimeNsec(), st.ctimeSec() * 1_000_000_000L + st.ctimeNsec());
       // Files that cannot be reaped now (held last pass, or hard-linked) are kept apart: any number
       // of them, however old, leaves the oldest others their places.
-      keep(heldBefore.test(s.key()) || s.hasOtherLinks() ? setAside : oldest, s);
-    }
-
-    private void keep(PriorityQueue<Segment> heap, Segment s) {
-      if (heap.size() < selection.limit()) {
-        heap.add(s);
-      } else if (OLDEST_FIRST.compare(s, heap.peek()) < 0) {
-        heap.poll();
-        heap.add(s);
-      }
+      (heldBefore.test(s.key()) || s.hasOtherLinks() ? setAside : oldest).keep(s);
     }
 
     List<Segment> kept() {
       List<Segment> list = new ArrayList<>(oldest.size() + setAside.size());
-      list.addAll(oldest);
-      list.addAll(setAside);
+      oldest.addTo(list);
+      setAside.addTo(list);
       list.sort(OLDEST_FIRST);
       return list;
     }

@@ -117,7 +117,9 @@ public final class MetricsEndpoint implements AutoCloseable {
     long nextSweep = System.nanoTime();
     try {
       while (!closing) {
-        selector.select(SWEEP_EVERY.toMillis());
+        // With no connection open there is no deadline to keep: block until a client comes (or
+        // close() wakes it), so an idle daemon's metrics thread does not wake 10 times a second.
+        selector.select(open.isEmpty() ? 0 : SWEEP_EVERY.toMillis());
         long now = System.nanoTime();
         Iterator<SelectionKey> ready = selector.selectedKeys().iterator();
         while (ready.hasNext()) {

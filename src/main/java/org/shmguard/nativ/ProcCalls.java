@@ -51,6 +51,7 @@ public final class ProcCalls implements AutoCloseable {
   private static final int MFD_CLOEXEC = 1;
   private static final int AT_EMPTY_PATH = 0x1000;
   public static final int ENOSYS = 38;
+  private static final int ENAMETOOLONG = 36;
   /** A line longer than {@link #MAX_LINE}: no /proc file this reads by lines writes one. */
   public static final int E2BIG = 7;
   /**
@@ -58,6 +59,7 @@ public final class ProcCalls implements AutoCloseable {
    * about 100 bytes more, a mountinfo line two paths and the mount data (a page each) and fields.
    */
   public static final int MAX_LINE = 256 * 1024;
+  private static final int PATH_MAX = 4096;
 
   static {
     Native.register(ProcCalls.class, NativeLibrary.getInstance("c"));
@@ -65,13 +67,19 @@ public final class ProcCalls implements AutoCloseable {
 
   private static native int openat(int dirfd, byte[] path, int flags) throws LastErrorException;
 
+  // The same calls with native memory: a byte[] argument costs JNA a malloc, a copy in and a copy
+  // out per call (4 KiB each way for a link buffer), and a pass makes about 12,000 of these calls.
+  private static native int openat(int dirfd, Pointer path, int flags) throws LastErrorException;
+
+  private static native int statx(int dirfd, Pointer path, int flags, int mask, Pointer buf) throws LastErrorException;
+
+  private static native long readlinkat(int dirfd, Pointer path, Pointer buf, long size) throws LastErrorException;
+
   private static native long read(int fd, Pointer buf, long count) throws LastErrorException;
 
   private static native long getdents64(int fd, Pointer buf, long size) throws LastErrorException;
 
   private static native int statx(int dirfd, byte[] path, int flags, int mask, byte[] buf) throws LastErrorException;
-
-  private static native long readlinkat(int dirfd, byte[] path, byte[] buf, long size) throws LastErrorException;
 
   private static native int close(int fd) throws LastErrorException;
 
@@ -85,6 +93,10 @@ public final class ProcCalls implements AutoCloseable {
   private final byte[] statx = new byte[StatxResult.SIZE];
   private final ByteBuffer statxView = ByteBuffer.wrap(statx).order(ByteOrder.nativeOrder());
   private final byte[] link = new byte[4096];
+  private final Memory linkMem = new Memory(4096);
+  private final Memory statxMem = new Memory(StatxResult.SIZE);
+  /** The path of the next call, NUL-terminated: every path here is a short one relative to /proc. */
+  private final Memory pathMem = new Memory(PATH_MAX);
   private final byte[] name = new byte[64];
   private int linkLength;
   private int lastErrno;
@@ -195,7 +207,7 @@ public final class ProcCalls implements AutoCloseable {
   public int readEntry(int dirFd, int n) {
     int fd;
     try {
-      fd = openat(dirFd, decimal(n), O_RDONLY | O_CLOEXEC);
+      fd = openat(dirFd, path(decimal(n)), O_RDONLY | O_CLOEXEC);
     } catch (LastErrorException e) {
       return -e.getErrorCode();
     }
@@ -312,8 +324,8 @@ public final class ProcCalls implements AutoCloseable {
    */
   public int threadCount(int pid) {
     try {
-      statx(procFd, relative(pid, "task"), 0, STATX_NLINK, statx);
-      return Math.max(0, statxView.getInt(16) - 2);
+      statx(procFd, path(relative(pid, "task")), 0, STATX_NLINK, statxMem);
+      return Math.max(0, statxMem.getInt(16) - 2);
     } catch (LastErrorException e) {
       return -e.getErrorCode();
     }
@@ -410,7 +422,8 @@ public final class ProcCalls implements AutoCloseable {
    */
   public int statFd(int dirFd, int fd) {
     try {
-      statx(dirFd, decimal(fd), AT_STATX_DONT_SYNC, STATX_INO_SIZE, statx);
+      statx(dirFd, path(decimal(fd)), AT_STATX_DONT_SYNC, STATX_INO_SIZE, statxMem);
+      statxMem.read(0, statx, 0, statx.length);
       return 0;
     } catch (LastErrorException e) {
       return -e.getErrorCode();
@@ -441,7 +454,8 @@ public final class ProcCalls implements AutoCloseable {
    */
   public int fdLink(int dirFd, int fd) {
     try {
-      linkLength = (int) readlinkat(dirFd, decimal(fd), link, link.length);
+      linkLength = (int) readlinkat(dirFd, path(decimal(fd)), linkMem, linkMem.size());
+      linkMem.read(0, link, 0, linkLength);
       return linkLength;
     } catch (LastErrorException e) {
       linkLength = 0;
@@ -463,6 +477,31 @@ public final class ProcCalls implements AutoCloseable {
     return readLink(procFd, cString(path));
   }
 
+  /**
+   * The inode number in the namespace link /proc/PID/ns/NAME ("mnt:[4026531841]"), read without
+   * making a String: discovery reads one per process.
+   *
+   * @return the inode number, or -errno (-ENOENT also for a link of another form)
+   */
+  public long namespaceInode(int pid, String name) {
+    try {
+      int n = (int) readlinkat(procFd, path(relative(pid, "ns/" + name)), linkMem, linkMem.size());
+      linkMem.read(0, link, 0, n);
+      long v = 0;
+      int i = 0;
+      while (i < n && link[i] != '[') {
+        i++;
+      }
+      int start = ++i;
+      for (; i < n && link[i] >= '0' && link[i] <= '9' && i - start < 19; i++) {
+        v = v * 10 + (link[i] - '0');
+      }
+      return i > start && i < n && link[i] == ']' ? v : -ENOENT;
+    } catch (LastErrorException e) {
+      return -e.getErrorCode();
+    }
+  }
+
   /** The text of the link /proc/PID/PATH, or null if it could not be read. */
   public String readLink(int pid, String path) {
     byte[] p = relative(pid, path);
@@ -471,7 +510,8 @@ public final class ProcCalls implements AutoCloseable {
 
   private String readLink(int dirFd, byte[] path) {
     try {
-      int n = (int) readlinkat(dirFd, path, link, link.length);
+      int n = (int) readlinkat(dirFd, path(path), linkMem, linkMem.size());
+      linkMem.read(0, link, 0, n);
       return new String(link, 0, n, java.nio.charset.StandardCharsets.UTF_8);
     } catch (LastErrorException e) {
       return null;
@@ -486,17 +526,34 @@ public final class ProcCalls implements AutoCloseable {
   public void close() {
     closeQuietly(procFd);
     nativeBuf.close(); // freed now rather than by JNA's cleaner thread after a collection
+    linkMem.close();
+    statxMem.close();
+    pathMem.close();
   }
 
   private int openAt(byte[] path, int flags) {
     try {
-      return openat(procFd, path, flags);
+      return openat(procFd, path(path), flags);
     } catch (LastErrorException e) {
       return -e.getErrorCode();
     }
   }
 
-  /** "PID/FILE\0" relative to the /proc handle, in a fresh array (JNA copies it anyway). */
+  /** {@code cPath} (NUL-terminated) in the reused native path buffer, for the next call. */
+  private Pointer path(byte[] cPath) {
+    int length = 0;
+    while (length < cPath.length && cPath[length] != 0) {
+      length++;
+    }
+    if (length >= PATH_MAX) {
+      throw new LastErrorException(ENAMETOOLONG);
+    }
+    pathMem.write(0, cPath, 0, length);
+    pathMem.setByte(length, (byte) 0);
+    return pathMem;
+  }
+
+  /** "PID/FILE\0" relative to the /proc handle, in a fresh array. */
   private static byte[] relative(int pid, String file) {
     return cString(pid + "/" + file);
   }

@@ -9,10 +9,31 @@ import java.util.regex.Pattern;
 public final class Glob {
   private final String text;
   private final Pattern regex;
+  /** The characters every matching name begins with (see {@link #literalPrefix()}). */
+  private final String prefix;
+  /**
+   * For a pattern of literal characters and {@code *} only, its literal pieces between the stars;
+   * null for one that needs the regex. Every file of every mount is matched on every pass, and a
+   * regex costs a Matcher per name.
+   */
+  private final String[] pieces;
 
   private Glob(String text, Pattern regex) {
     this.text = text;
     this.regex = regex;
+    this.prefix = literalPrefix(text);
+    this.pieces = starPieces(text);
+  }
+
+  /** The pieces of a pattern with no '?', no '[' and no surrogate (where '?' would count code points); else null. */
+  private static String[] starPieces(String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == '?' || c == '[' || Character.isSurrogate(c)) {
+        return null;
+      }
+    }
+    return text.split("\\*", -1);
   }
 
   /** Compiles a pattern; throws IllegalArgumentException naming the problem for a bad one. */
@@ -56,11 +77,39 @@ public final class Glob {
   }
 
   public boolean matches(String name) {
-    return regex.matcher(name).matches();
+    if (!name.startsWith(prefix)) {
+      return false; // what the regex would say, without one
+    }
+    if (pieces == null) {
+      return regex.matcher(name).matches();
+    }
+    if (pieces.length == 1) {
+      return name.equals(text);
+    }
+    String last = pieces[pieces.length - 1];
+    int end = name.length() - last.length();
+    if (end < prefix.length() || !name.startsWith(last, end)) {
+      return false;
+    }
+    // Each middle piece at its leftmost place after the one before: for stars alone that is a
+    // match whenever any placement is.
+    int at = prefix.length();
+    for (int i = 1; i < pieces.length - 1; i++) {
+      int found = name.indexOf(pieces[i], at);
+      if (found < 0 || found + pieces[i].length() > end) {
+        return false;
+      }
+      at = found + pieces[i].length();
+    }
+    return true;
   }
 
   /** The characters every matching name begins with: the text before the first *, ? or [. */
   public String literalPrefix() {
+    return prefix;
+  }
+
+  private static String literalPrefix(String text) {
     int i = 0;
     while (i < text.length() && "*?[".indexOf(text.charAt(i)) < 0) {
       i++;

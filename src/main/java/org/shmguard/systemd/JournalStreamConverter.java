@@ -11,7 +11,7 @@ import org.shmguard.nativ.Linux;
 import org.shmguard.nativ.StatxResult;
 
 /**
- * The start of each log line (logback's {@code %lineStart}): when standard error is connected to
+ * The start of each log line ({@link LogConfigurator}'s {@code %lineStart}): when standard error is connected to
  * journald's stream (systemd sets JOURNAL_STREAM to its device and inode), a syslog priority
  * prefix such as {@code <4>} that journald turns into the entry's PRIORITY, and nothing else, as
  * journald adds its own timestamps; on a terminal or file, the time and level.

@@ -71,6 +71,20 @@ class AdviceSocketTest {
   }
 
   @Test
+  void anIdleSocketLeavesItsAcceptorAsleepAndCloseStillEndsIt() throws Exception {
+    AdviceClient.ask(socket, "ADVISE v1 ranks=4 dev=" + dev, Duration.ofSeconds(30));
+    long before = org.shmguard.testing.ThreadWakeups.of("advice-accept");
+
+    Thread.sleep(2000);
+    long wakeups = org.shmguard.testing.ThreadWakeups.of("advice-accept") - before;
+
+    assertThat(wakeups).as("wakeups in 2 idle seconds (a 100 ms poll would be about 20)").isLessThanOrEqualTo(2);
+    server.close();
+    org.shmguard.testing.Eventually.until("the acceptor thread ends after close()", Duration.ofSeconds(10),
+        () -> Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().equals("advice-accept")));
+  }
+
+  @Test
   void adviceForDockersDefaultSizeTurnsTheShmTransportOff() throws Exception {
     String body = AdviceClient.ask(socket, "ADVISE v1 ranks=4 nccl=2.21.5 dev=" + dev + " format=env nodes=1 p2p=no",
         Duration.ofSeconds(30));

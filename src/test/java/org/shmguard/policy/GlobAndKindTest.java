@@ -21,6 +21,24 @@ class GlobAndKindTest {
   }
 
   @Test
+  void starPatternsMatchAsTheShellDoesWherePiecesCouldOverlap() {
+    assertThat(Glob.of("nccl-*").matches("nccl-")).isTrue();
+    assertThat(Glob.of("nccl-*").matches("nccl")).isFalse();
+    assertThat(Glob.of("ab*ba").matches("aba")).as("prefix and suffix may not share a character").isFalse();
+    assertThat(Glob.of("ab*ba").matches("abba")).isTrue();
+    assertThat(Glob.of("a*b*c").matches("aXbYc")).isTrue();
+    assertThat(Glob.of("a*b*c").matches("acb")).isFalse();
+    assertThat(Glob.of("a*bc*bc").matches("abcbc")).isTrue();
+    assertThat(Glob.of("a*bc*bc").matches("abc")).isFalse();
+    assertThat(Glob.of("x**y").matches("xy")).isTrue();
+    assertThat(Glob.of("*").matches("")).isTrue();
+    assertThat(Glob.of("torch_*.x").matches("torch_\uD83D\uDE00.x")).isTrue();
+    assertThat(Glob.of("torch_?.x").matches("torch_\uD83D\uDE00.x")).as("? is one character, not one UTF-16 unit").isTrue();
+    assertThat(Glob.of("sem.mp-x").matches("sem.mp-x")).isTrue();
+    assertThat(Glob.of("sem.mp-x").matches("semXmp-x")).as("a dot is a dot").isFalse();
+  }
+
+  @Test
   void theLiteralPrefixIsWhatEveryMatchingNameBeginsWith() {
     assertThat(Glob.of("nccl-*").literalPrefix()).isEqualTo("nccl-");
     assertThat(Glob.of("psm_[0-9]*").literalPrefix()).isEqualTo("psm_");
