@@ -32,7 +32,8 @@ final class ColdScanBench {
     scan.environment().put("SHMGUARD_ADVICE_SOCKET", socket.toString());
     scan.environment().put("SHMGUARD_CLIENT", client.toString());
     scan.environment().put("SHMGUARD_JAVA", "/nonexistent/java"); // the daemon answers, or this fails
-    JsonNode doc = new ObjectMapper().readTree(output(scan));
+    byte[] first = output(scan);
+    JsonNode doc = new ObjectMapper().readTree(first);
     if (!doc.path("source").path("daemon").asBoolean()) {
       r.missing("scanCliDaemon.medianMs", "the daemon did not answer scan --json: " + doc.path("source"));
       return;
@@ -41,8 +42,8 @@ final class ColdScanBench {
     List<Long> scans = new ArrayList<>();
     List<Long> lsofs = new ArrayList<>();
     for (int i = 0; i < RUNS; i++) {
-      scans.add(timed(scan));
-      lsofs.add(timed(lsof));
+      scans.add(timed(scan, true));
+      lsofs.add(timed(lsof, false)); // lsof exits 1 when it lists nothing
     }
     double s = Stats.ofNanos(scans).median();
     double l = Stats.ofNanos(lsofs).median();
@@ -50,7 +51,7 @@ final class ColdScanBench {
     r.put("scanCliDaemon.lsofMedianMs", l);
     r.put("scanCliDaemon.ratioLsof", s / l);
     r.put("scanCliDaemon.processes", doc.path("pass").path("processes").asInt(-1));
-    r.put("scanCliDaemon.bytes", output(scan).length);
+    r.put("scanCliDaemon.bytes", first.length);
     r.note("scanCliDaemon.medianMs", "packaging/bin/shmguard scan --json as root while the daemon runs (the python client "
         + "prints the daemon's rendering of its last pass), and lsof " + Bench.SHM + ", alternated, median of " + RUNS);
   }
@@ -65,10 +66,19 @@ final class ColdScanBench {
     return out;
   }
 
-  private static long timed(ProcessBuilder pb) throws IOException, InterruptedException {
+  /** One timed run; a run that fails is no measurement, so it stops the bench's figure. */
+  private static long timed(ProcessBuilder pb, boolean mustSucceed) throws IOException, InterruptedException {
+    ProcessBuilder discarding = new ProcessBuilder(pb.command()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+        .redirectError(ProcessBuilder.Redirect.DISCARD).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    discarding.environment().clear();
+    discarding.environment().putAll(pb.environment());
     long t = System.nanoTime();
-    Process p = pb.redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-    p.waitFor();
-    return System.nanoTime() - t;
+    Process p = discarding.start();
+    int status = p.waitFor();
+    long took = System.nanoTime() - t;
+    if (mustSucceed && status != 0) {
+      throw new IOException(pb.command() + " exited " + status + " in a timed run");
+    }
+    return took;
   }
 }
