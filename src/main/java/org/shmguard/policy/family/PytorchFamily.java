@@ -1,8 +1,5 @@
 package org.shmguard.policy.family;
 
-import java.time.Duration;
-import java.util.OptionalInt;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -17,8 +14,12 @@ import java.util.regex.Pattern;
  * having exited is not enough; the creator's pid in the name is: once it is provably dead and
  * nobody holds the file, the file is reaped after the grace.
  */
-public final class PytorchFamily implements SegmentFamily {
+public final class PytorchFamily extends CreatorNamed {
   private static final Pattern NAME = Pattern.compile("torch_([0-9]{1,10})_[0-9]{1,10}_[0-9]{1,20}");
+
+  public PytorchFamily() {
+    super(NAME);
+  }
 
   @Override
   public String name() {
@@ -32,38 +33,12 @@ public final class PytorchFamily implements SegmentFamily {
 
   @Override
   public boolean matches(String fileName) {
-    return fileName.startsWith("torch_") && NAME.matcher(fileName).matches();
+    return fileName.startsWith("torch_") && named(fileName);
   }
 
   @Override
   public String pattern() {
     return "torch_*";
-  }
-
-  @Override
-  public String kind(String fileName, long sizeBytes) {
-    return "pytorch";
-  }
-
-  @Override
-  public boolean holdersExitedMeansLeaked() {
-    return false;
-  }
-
-  @Override
-  public OptionalInt creatorPid(String fileName) {
-    Matcher m = NAME.matcher(fileName);
-    return m.matches() ? SegmentFamily.pid(m.group(1)) : OptionalInt.empty();
-  }
-
-  @Override
-  public Duration defaultGrace() {
-    return Duration.ofMinutes(5);
-  }
-
-  @Override
-  public boolean reapedByDefault() {
-    return false;
   }
 
   @Override

@@ -1,8 +1,5 @@
 package org.shmguard.policy.family;
 
-import java.time.Duration;
-import java.util.OptionalInt;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -13,9 +10,13 @@ import java.util.regex.Pattern;
  * (the pid is the second-last "_" field); shmguard does the same only when nobody holds the
  * file, the pid is provably dead, and the grace has passed.
  */
-public final class SglangFamily implements SegmentFamily {
+public final class SglangFamily extends CreatorNamed {
   /** Greedy kind: the pid is the second-last field, as SGLang's own parser reads it. */
   private static final Pattern NAME = Pattern.compile("sgl_shm_.+_([0-9]{1,10})_[0-9a-f]{8}");
+
+  public SglangFamily() {
+    super(NAME);
+  }
 
   @Override
   public String name() {
@@ -35,32 +36,6 @@ public final class SglangFamily implements SegmentFamily {
   @Override
   public String pattern() {
     return "sgl_shm_*";
-  }
-
-  @Override
-  public String kind(String fileName, long sizeBytes) {
-    return "sglang";
-  }
-
-  @Override
-  public boolean holdersExitedMeansLeaked() {
-    return false;
-  }
-
-  @Override
-  public OptionalInt creatorPid(String fileName) {
-    Matcher m = NAME.matcher(fileName);
-    return m.matches() ? SegmentFamily.pid(m.group(1)) : OptionalInt.empty();
-  }
-
-  @Override
-  public Duration defaultGrace() {
-    return Duration.ofMinutes(5);
-  }
-
-  @Override
-  public boolean reapedByDefault() {
-    return false;
   }
 
   @Override
