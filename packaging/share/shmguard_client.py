@@ -19,7 +19,8 @@
 #   characters, exit 0 OK, 1 a problem, 2 unknown. --condition picks what counts: all (what
 #   `shmguard check` counts), full (a mount past capacity.critical), leak (leaked segments
 #   shmguard may not reap), down (shmguard not answering, its passes stale, or unable to read
-#   every process).
+#   every process). Only the node's mounts count: a mount the daemon only reports (an ordinary
+#   user's own namespace) is named under its owner's uid in the OK line, never a problem.
 # scan: prints the daemon's last pass as `shmguard scan [--json]` prints it (the daemon renders it),
 #   for root only (it shows every user's processes). Exit 0 printed, 1 no answer (the reason goes
 #   to stderr), 2 usage.
@@ -293,8 +294,12 @@ def check(args):
         return 1, facts[key]
     if status == 2:
         return 2, line
-    return 0, "ok: no shm tmpfs past its critical fill" if condition == "full" \
+    ok = "ok: no shm tmpfs past its critical fill" if condition == "full" \
         else "ok: no leaked segment shmguard may not reap"
+    # The same finding in a mount that is its owner's (an ordinary user's namespace, say): the daemon
+    # names the owner; it is shown, never a condition of the node's.
+    theirs = facts.get("SHMGUARD_OWNER_" + key[len("SHMGUARD_"):])
+    return 0, ok if not theirs else "%s; not the node's: %s" % (ok, theirs)
 
 
 def scan(args):

@@ -24,6 +24,9 @@ import org.shmguard.policy.Judgement;
  *
  * SHMGUARD_FULL, SHMGUARD_LEAK and SHMGUARD_BLIND appear only for the problems found, SHMGUARD_STALE
  * (why) only when the last pass is too old, SHMGUARD_PASS_AGE_SECONDS only once a pass finished.
+ * SHMGUARD_OWNER_FULL and SHMGUARD_OWNER_LEAK say the same of mounts that are their owners'
+ * ({@link org.shmguard.policy.HealthScope}), naming the owner's uid; they never make the verdict a
+ * problem.
  */
 public final class HealthAnswer {
   private final int criticalPercent;
@@ -65,6 +68,9 @@ public final class HealthAnswer {
     line(sb, "SHMGUARD_LINE", h.line());
     for (Map.Entry<Health.Problem, String> p : h.problems().entrySet()) {
       line(sb, "SHMGUARD_" + p.getKey().name(), p.getValue());
+    }
+    for (Map.Entry<Health.Problem, String> p : h.owners().entrySet()) {
+      line(sb, "SHMGUARD_OWNER_" + p.getKey().name(), p.getValue());
     }
     if (stale != null) {
       line(sb, "SHMGUARD_STALE", stale);

@@ -8,17 +8,22 @@ import java.util.Objects;
 
 /**
  * One event for operators: its kind, a one-line message, and structured fields (SHM_MOUNT,
- * SHM_SEGMENT, ...). A field may repeat, as journald allows: one SHM_HOLDER_PID per holder.
+ * SHM_SEGMENT, ...). A field may repeat, as journald allows: one SHM_HOLDER_PID per holder. Its
+ * syslog priority is its kind's unless it was lowered ({@link #atMost}): an event about a mount
+ * that counts as its owner's, not the node's, never pages.
  *
  * <pre>{@code
  * Alert a = Alert.of(EventKind.SEGMENT_REAPED, "reaped /dev/shm/nccl-abc123")
  *     .with("SHM_MOUNT", "/dev/shm").with("SHM_BYTES", 9637892);
  * }</pre>
  */
-public record Alert(EventKind kind, String message, List<Map.Entry<String, String>> fields) {
+public record Alert(EventKind kind, String message, List<Map.Entry<String, String>> fields, int priority) {
   public Alert {
     Objects.requireNonNull(kind, "kind");
     Objects.requireNonNull(message, "message");
+    if (priority < 0 || priority > 7) {
+      throw new IllegalArgumentException("priority must be a syslog priority, 0 to 7: " + priority);
+    }
     message = oneLine(message);
     fields = List.copyOf(fields);
   }
@@ -45,7 +50,7 @@ public record Alert(EventKind kind, String message, List<Map.Entry<String, Strin
   }
 
   public static Alert of(EventKind kind, String message) {
-    return new Alert(kind, message, List.of());
+    return new Alert(kind, message, List.of(), kind.priority());
   }
 
   /** This alert with one more field; a null value adds nothing (an unknown container, say). */
@@ -55,7 +60,15 @@ public record Alert(EventKind kind, String message, List<Map.Entry<String, Strin
     }
     List<Map.Entry<String, String>> more = new ArrayList<>(fields);
     more.add(new SimpleImmutableEntry<>(name, String.valueOf(value)));
-    return new Alert(kind, message, more);
+    return new Alert(kind, message, more, priority);
+  }
+
+  /**
+   * This alert at {@code priority} or a less urgent one (a larger number): an event about what an
+   * ordinary user owns is never more than a notice, whatever its kind says.
+   */
+  public Alert atMost(int priority) {
+    return priority <= this.priority ? this : new Alert(kind, message, fields, priority);
   }
 
   /** The first value of {@code name}, or null. */
@@ -73,7 +86,7 @@ public record Alert(EventKind kind, String message, List<Map.Entry<String, Strin
     List<Map.Entry<String, String>> all = new ArrayList<>();
     all.add(new SimpleImmutableEntry<>("MESSAGE", message));
     all.add(new SimpleImmutableEntry<>("MESSAGE_ID", kind.messageId()));
-    all.add(new SimpleImmutableEntry<>("PRIORITY", Integer.toString(kind.priority())));
+    all.add(new SimpleImmutableEntry<>("PRIORITY", Integer.toString(priority)));
     all.add(new SimpleImmutableEntry<>("SYSLOG_IDENTIFIER", "shmguard"));
     all.add(new SimpleImmutableEntry<>("SHMGUARD_EVENT", kind.label()));
     all.addAll(fields);

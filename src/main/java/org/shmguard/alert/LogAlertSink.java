@@ -27,7 +27,7 @@ public final class LogAlertSink implements AlertSink {
   @Override
   public void emit(Alert alert) {
     String line = line(alert);
-    int p = alert.kind().priority();
+    int p = alert.priority();
     if (p <= 3) {
       LOG.error("{}", line);
     } else if (p == 4) {

@@ -11,6 +11,7 @@ import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Counts;
+import org.shmguard.policy.HealthScope;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.MountReport;
 
@@ -56,7 +57,9 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
       Long matching,
       Long examined,
       Long notExamined,
-      String note) {}
+      String note,
+      String scope,
+      Long ownerUid) {}
 
   public record HiddenView(String path, long bytes, List<HolderView> holders) {}
 
@@ -105,7 +108,8 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
           u == null ? null : Math.round(u.usedFraction() * 1000) / 10.0,
           r.hiddenBytes(), r.segments(), hidden, m.reportOnly(),
           c == null ? null : c.fileBytes(), c == null ? null : c.otherEntries(), c == null ? null : c.matching(),
-          c == null ? null : (long) c.examined(), c == null ? null : c.unexamined(), note(c)));
+          c == null ? null : (long) c.examined(), c == null ? null : c.unexamined(), note(c),
+          HealthScope.of(m).label(), m.ownerUid()));
     }
     List<SegmentView> segments = new ArrayList<>();
     for (Assessment a : j.segments()) {

@@ -8,6 +8,7 @@ import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Bytes;
 import org.shmguard.policy.Counts;
 import org.shmguard.policy.Durations;
+import org.shmguard.policy.HealthScope;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.MountReport;
 import org.shmguard.remedy.ReapOutcome;
@@ -30,12 +31,14 @@ final class TextReport {
       ShmMount.Usage u = m.usage();
       mounts.row(m.displayName(), m.dev(), u == null ? "?" : Bytes.human(u.sizeBytes()), u == null ? "?" : Bytes.human(u.usedBytes()),
           u == null ? "?" : Bytes.human(u.freeBytes()), u == null ? "?" : Math.round(u.usedFraction() * 100) + "%",
-          Bytes.human(r.hiddenBytes()), r.segments(), m.origin().label() + (m.mayAct() ? "" : " (report only)"));
+          Bytes.human(r.hiddenBytes()), r.segments(),
+          m.origin().label() + (HealthScope.of(m) == HealthScope.NODE ? "" : " (" + HealthScope.whose(m) + ", report only)"));
     }
     out.append(mounts.isEmpty() ? "No shm mounts found.\n" : mounts.render());
     for (MountReport r : j.mounts()) {
-      if (!r.mount().mayAct()) {
-        out.append("  report only: ").append(r.mount().displayName()).append(": ").append(r.mount().reportOnly()).append('\n');
+      if (HealthScope.of(r.mount()) == HealthScope.OWNER) {
+        out.append("  report only: ").append(r.mount().displayName()).append(" is ").append(HealthScope.whose(r.mount()))
+            .append(", not the node's: ").append(r.mount().reportOnly()).append('\n');
       }
     }
     for (MountReport r : j.mounts()) {

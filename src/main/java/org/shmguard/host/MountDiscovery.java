@@ -32,6 +32,8 @@ public final class MountDiscovery {
   static final String SHM = "/dev/shm";
   /** How many pids of a namespace to remember: enough to reach its mount if one exits. */
   private static final int PIDS_PER_NAMESPACE = 4;
+  /** Who owns the mounts of the host's own mount namespace: its user namespace, made by root. */
+  private static final Long HOSTS_UID = 0L;
 
   private final HostPaths paths;
   private final ProcessDetails details;
@@ -92,7 +94,7 @@ public final class MountDiscovery {
         if (reach != null) {
           found.put(hostShm.dev(), new ShmMount(hostShm.dev(), reach.path(), SHM, MountOrigin.HOST,
               hostShm.superOptions(), ownNs, List.of(), null, null, reach.entry().mountId(), reach.mountinfo(),
-              rootProblem(hostShm)));
+              rootProblem(hostShm), HOSTS_UID));
         }
       }
       discoverNamespaces(ownNs, ownMountinfo.toString(), hostWhole, found, warnings);
@@ -108,7 +110,7 @@ public final class MountDiscovery {
         Candidate reach = reachable(e.dev(), List.of(new Candidate(paths.resolve(path), e, ownMountinfo.toString())), warnings);
         if (reach != null) {
           found.put(e.dev(), new ShmMount(e.dev(), reach.path(), path, MountOrigin.CONFIGURED,
-              e.superOptions(), ownNs, List.of(), null, null, e.mountId(), reach.mountinfo(), rootProblem(e)));
+              e.superOptions(), ownNs, List.of(), null, null, e.mountId(), reach.mountinfo(), rootProblem(e), HOSTS_UID));
         }
       }
     }
@@ -138,7 +140,7 @@ public final class MountDiscovery {
   }
 
   /** One other mount namespace's /dev/shm, as one of its processes sees it. */
-  private record Found(String ns, List<Integer> pids, int readFrom, MountEntry shm, String reportOnly) {}
+  private record Found(String ns, List<Integer> pids, int readFrom, MountEntry shm, String reportOnly, Long ownerUid) {}
 
   private void discoverNamespaces(String ownNs, String ownMountinfo, Map<Dev, List<MountEntry>> hostWhole,
       Map<Dev, ShmMount> found, List<String> warnings) {
@@ -200,7 +202,7 @@ public final class MountDiscovery {
       if (reach != null) {
         found.put(shm.dev(), new ShmMount(shm.dev(), reach.path(), SHM, MountOrigin.NAMESPACE, shm.superOptions(),
             f.ns(), f.pids(), details.container(f.pids().get(0)), null, reach.entry().mountId(), reach.mountinfo(),
-            f.reportOnly()));
+            f.reportOnly(), f.ownerUid()));
       }
     }
   }
@@ -228,15 +230,15 @@ public final class MountDiscovery {
             return null;
           }
           List<String> why = new ArrayList<>();
-          String owner = owners.problem(pid);
-          if (owner != null) {
-            why.add(owner);
+          NsOwners.Owner owner = owners.of(pid);
+          if (owner.problem() != null) {
+            why.add(owner.problem());
           }
           String root = rootProblem(shm);
           if (root != null) {
             why.add(root);
           }
-          return new Found(ns, pids, pid, shm, why.isEmpty() ? null : String.join("; ", why));
+          return new Found(ns, pids, pid, shm, why.isEmpty() ? null : String.join("; ", why), owner.uid());
         }
       } catch (AccessDeniedException e) {
         warnings.add("cannot read the mounts of pid " + pid + ": permission denied");

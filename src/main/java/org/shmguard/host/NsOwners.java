@@ -9,10 +9,11 @@ import org.shmguard.nativ.MountCalls.NsId;
  * /proc/PID/ns/mnt), compared with the host's (shmguard's own, or PID 1's with a host root).
  * Any user can make a user namespace and, in it, a mount namespace with whatever mounts and
  * chroot it likes; such a namespace is evidence of nothing, so it is only reported unless the
- * configuration opts in.
+ * configuration opts in. The uid that made the owning user namespace is what such a mount is
+ * reported under: it is that user's, not the host's.
  *
  * <pre>{@code
- * String why = new NsOwners(paths, "self", false).problem(pid);   // null: owned by the host's user namespace
+ * NsOwners.Owner o = new NsOwners(paths, "self", false).of(pid);   // o.problem() null: owned by the host's user namespace
  * }</pre>
  */
 final class NsOwners {
@@ -35,24 +36,35 @@ final class NsOwners {
     this.hostProblem = problem;
   }
 
-  /** Why shmguard may not act in the mount namespace of {@code pid}, or null when it may. */
-  String problem(int pid) {
+  /**
+   * Who owns the mount namespace of a process, as far as shmguard could tell.
+   *
+   * @param problem why shmguard may not act in it, or null when it may
+   * @param uid the uid that made the user namespace owning it (0 for the host's), or null when unknown
+   */
+  record Owner(String problem, Long uid) {}
+
+  /** Why shmguard may not act in the mount namespace of {@code pid} (null when it may), and whose it is. */
+  Owner of(int pid) {
+    String ns = paths.proc(Integer.toString(pid), "ns", "mnt").toString();
+    MountCalls.Owner owner;
+    try {
+      owner = MountCalls.get().mountNamespaceOwner(ns);
+    } catch (IOException e) {
+      return new Owner(actInUserNamespaces ? null : "the owner of its mount namespace cannot be told (" + e.getMessage() + ")",
+          null);
+    }
     if (actInUserNamespaces) {
-      return null;
+      return new Owner(null, owner.uid());
     }
     if (host == null) {
-      return hostProblem;
+      return new Owner(hostProblem, owner.uid());
     }
-    String ns = paths.proc(Integer.toString(pid), "ns", "mnt").toString();
-    try {
-      NsId owner = MountCalls.get().ownerOfMountNamespace(ns);
-      if (owner.equals(host)) {
-        return null;
-      }
-      return "its mount namespace is owned by user namespace " + owner.ino() + ", not the host's (" + host.ino()
-          + "): an ordinary user can make one (set namespaces.actInUserNamespaces to act in it)";
-    } catch (IOException e) {
-      return "the owner of its mount namespace cannot be told (" + e.getMessage() + ")";
+    if (owner.userNamespace().equals(host)) {
+      return new Owner(null, owner.uid());
     }
+    return new Owner("its mount namespace is owned by user namespace " + owner.userNamespace().ino() + " of uid "
+        + owner.uid() + ", not the host's (" + host.ino() + "): an ordinary user can make one (set "
+        + "namespaces.actInUserNamespaces to act in it)", owner.uid());
   }
 }

@@ -25,7 +25,7 @@ public final class CountingAlertSink implements AlertSink {
     try {
       String mount = alert.field("SHM_MOUNT");
       String container = alert.field("SHM_CONTAINER");
-      metrics.alertRaised(alert.kind().label(), mount, container);
+      metrics.alertRaised(alert.kind().label(), mount, container, alert.field("SHM_SCOPE"), alert.field("SHM_OWNER_UID"));
     } finally {
       next.emit(alert);
     }

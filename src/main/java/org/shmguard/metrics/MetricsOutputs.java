@@ -62,8 +62,8 @@ public final class MetricsOutputs implements MetricsSink, AutoCloseable {
   }
 
   @Override
-  public void alertRaised(String kind, String mount, String container) {
-    metrics.alertRaised(kind, mount, container);
+  public void alertRaised(String kind, String mount, String container, String scope, String ownerUid) {
+    metrics.alertRaised(kind, mount, container, scope, ownerUid);
   }
 
   @Override

@@ -28,7 +28,15 @@ public interface MetricsSink {
    * about {@code mount} (as the alert names it, null for one about the daemon itself) of
    * {@code container} (null for the host's).
    */
-  void alertRaised(String kind, String mount, String container);
+  default void alertRaised(String kind, String mount, String container) {
+    alertRaised(kind, mount, container, null, null);
+  }
+
+  /**
+   * As above, for an alert about a mount that is its owner's ({@code scope} "owner" and the
+   * owner's uid, as the alert's SHM_SCOPE and SHM_OWNER_UID say); both null for the node's.
+   */
+  void alertRaised(String kind, String mount, String container, String scope, String ownerUid);
 
   /** The advice socket answered a caller about {@code mount} with {@code advice} (such as "none", "shm-disable"). */
   void adviceAnswered(String advice, ShmMount mount);
@@ -52,7 +60,7 @@ public interface MetricsSink {
       public void passCompleted(Engine.Pass pass, Duration took) {}
 
       @Override
-      public void alertRaised(String kind, String mount, String container) {}
+      public void alertRaised(String kind, String mount, String container, String scope, String ownerUid) {}
 
       @Override
       public void adviceAnswered(String advice, ShmMount mount) {}

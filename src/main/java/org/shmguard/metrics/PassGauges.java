@@ -81,8 +81,8 @@ final class PassGauges implements MultiCollector {
   /** Mount labels plus the device, which keeps two unattributed container mounts at /dev/shm apart. */
   private static Labels mountLabels(ShmMount m) {
     MountLabels l = MountLabels.of(m);
-    return Labels.of("mount", l.mount(), "container", l.container(), "pod", l.pod(), "dev",
-        m == null ? "" : m.dev().toString());
+    return Labels.of("mount", l.mount(), "container", l.container(), "pod", l.pod(), "scope", l.scope(),
+        "owner_uid", l.ownerUid(), "dev", m == null ? "" : m.dev().toString());
   }
 
   private static void gauge(Map<String, GaugeSnapshot.Builder> g, String name, String help) {

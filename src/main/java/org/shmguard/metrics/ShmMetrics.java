@@ -111,8 +111,8 @@ public final class ShmMetrics implements MetricsSink {
   }
 
   @Override
-  public void alertRaised(String kind, String mount, String container) {
-    alerts.labelValues(MountLabels.of(mount, container).with(kind)).inc();
+  public void alertRaised(String kind, String mount, String container, String scope, String ownerUid) {
+    alerts.labelValues(MountLabels.of(mount, container, scope, ownerUid).with(kind)).inc();
     changes.incrementAndGet();
   }
 
@@ -124,7 +124,7 @@ public final class ShmMetrics implements MetricsSink {
 
   @Override
   public void remounted(String mount, String container, String result) {
-    remounts.labelValues(MountLabels.of(mount, container).with(result)).inc();
+    remounts.labelValues(MountLabels.of(mount, container, null, null).with(result)).inc();
     changes.incrementAndGet();
   }
 

@@ -13,6 +13,8 @@ import java.util.Objects;
  * @param mountinfo the mountinfo file that lists {@code mountId}, to read its options from
  * @param reportOnly why shmguard only reports this mount and never reaps in it or remounts it;
  *     null when it may act on it
+ * @param ownerUid the uid that made the user namespace owning the mount namespace it was found in
+ *     (0 for the host's own); null when unknown. A report-only mount is reported as this user's.
  */
 public record ShmMount(
     Dev dev,
@@ -26,7 +28,8 @@ public record ShmMount(
     Usage usage,
     long mountId,
     String mountinfo,
-    String reportOnly) {
+    String reportOnly,
+    Long ownerUid) {
 
   public ShmMount {
     Objects.requireNonNull(dev, "dev");
@@ -38,22 +41,25 @@ public record ShmMount(
     if (mountId < 0) {
       throw new IllegalArgumentException("mountId must not be negative: " + mountId);
     }
+    if (ownerUid != null && ownerUid < 0) {
+      throw new IllegalArgumentException("ownerUid must not be negative: " + ownerUid);
+    }
   }
 
   /** A mount that was not verified: shown, never acted on (fixtures, and mounts built by hand). */
   public ShmMount(Dev dev, String path, String mountPoint, MountOrigin origin, String options, String namespace,
       List<Integer> pids, String container, Usage usage) {
-    this(dev, path, mountPoint, origin, options, namespace, pids, container, usage, 0, null, null);
+    this(dev, path, mountPoint, origin, options, namespace, pids, container, usage, 0, null, null, null);
   }
 
   public ShmMount withUsage(Usage newUsage) {
     return new ShmMount(dev, path, mountPoint, origin, options, namespace, pids, container, newUsage, mountId, mountinfo,
-        reportOnly);
+        reportOnly, ownerUid);
   }
 
   public ShmMount withPids(List<Integer> newPids) {
     return new ShmMount(dev, path, mountPoint, origin, options, namespace, newPids, container, usage, mountId, mountinfo,
-        reportOnly);
+        reportOnly, ownerUid);
   }
 
   /** Whether shmguard may reap in it and remount it; see {@link #reportOnly()}. */

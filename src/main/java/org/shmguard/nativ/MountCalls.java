@@ -14,7 +14,7 @@ import java.nio.file.Path;
  * The calls that identify a mount and change one, through JNA: an O_PATH handle on a mount's
  * root, its mount id and device (statx), its capacity (fstatvfs), a size change through the new
  * mount API (fspick and fsconfig), and the user namespace that owns a mount namespace
- * (ioctl NS_GET_USERNS). Every number here is the generic Linux one, the same on x86_64 and
+ * and the uid that owns it (ioctl NS_GET_USERNS, NS_GET_OWNER_UID). Every number here is the generic Linux one, the same on x86_64 and
  * arm64 (asm-generic/unistd.h, linux/mount.h, linux/nsfs.h, linux/stat.h).
  *
  * <pre>{@code
@@ -34,6 +34,8 @@ public final class MountCalls {
   static final int FSCONFIG_CMD_RECONFIGURE = 7;
   /** _IO(0xb7, 0x1): _IOC_NONE is 0, so the number is just type << 8 | nr. */
   static final long NS_GET_USERNS = 0xb701;
+  /** _IO(0xb7, 0x4): the uid (in the caller's user namespace) that owns a user namespace, into a uid_t. */
+  static final long NS_GET_OWNER_UID = 0xb704;
   static final int AT_EMPTY_PATH = 0x1000;
   static final int STATX_BASIC_STATS = 0x7ff;
   static final int STATX_MNT_ID = 0x1000;
@@ -50,6 +52,8 @@ public final class MountCalls {
     int close(int fd) throws LastErrorException;
 
     int ioctl(int fd, NativeLong request) throws LastErrorException;
+
+    int ioctl(int fd, NativeLong request, int[] out) throws LastErrorException;
 
     int statx(int dirfd, byte[] path, int flags, int mask, Memory buf) throws LastErrorException;
 
@@ -90,6 +94,15 @@ public final class MountCalls {
    * as the nsfs inode that identifies it.
    */
   public NsId ownerOfMountNamespace(String nsPath) throws IOException {
+    return mountNamespaceOwner(nsPath).userNamespace();
+  }
+
+  /**
+   * The user namespace that owns the mount namespace {@code nsPath}, and the uid that owns that
+   * user namespace (the user who made it, as shmguard's own user namespace numbers users: 0 for
+   * the host's).
+   */
+  public Owner mountNamespaceOwner(String nsPath) throws IOException {
     int ns;
     try {
       ns = libc.open(Linux.cString(nsPath), O_RDONLY | O_CLOEXEC);
@@ -100,7 +113,13 @@ public final class MountCalls {
       int owner = libc.ioctl(ns, new NativeLong(NS_GET_USERNS));
       try {
         MountIdentity id = identity(owner, nsPath + " owner");
-        return new NsId(id.devMajor(), id.devMinor(), id.ino());
+        int[] uid = {-1};
+        try {
+          libc.ioctl(owner, new NativeLong(NS_GET_OWNER_UID), uid);
+        } catch (LastErrorException e) {
+          throw NativeErrors.io("ioctl NS_GET_OWNER_UID on the owner of " + nsPath, e);
+        }
+        return new Owner(new NsId(id.devMajor(), id.devMinor(), id.ino()), Integer.toUnsignedLong(uid[0]));
       } finally {
         close(owner);
       }
@@ -110,6 +129,9 @@ public final class MountCalls {
       close(ns);
     }
   }
+
+  /** A mount namespace's owner: its user namespace, and the uid that made that user namespace. */
+  public record Owner(NsId userNamespace, long uid) {}
 
   /** The namespace a /proc/PID/ns/* link leads to, as its nsfs inode. */
   public NsId namespaceOf(String nsPath) throws IOException {

@@ -66,6 +66,7 @@ final class CapacityAlerts {
    * An event about one mount: how full it is, and what fills it: its largest files (the reapable
    * names a pass examined, and the hidden ones: unlinked but still mapped), {@code
    * capacity.topHolders} of them, each with its holders or, when none is left, its last holders.
+   * About a mount that is its owner's, it says whose and is at most a notice ({@link HealthScope}).
    */
   Alert mountAlert(EventKind kind, MountReport r, Judgement j, double usedPercent, String message) {
     var m = r.mount();
@@ -73,6 +74,9 @@ final class CapacityAlerts {
     Snapshot snap = j.snapshot();
     List<Largest> largest = largest(r, j);
     StringBuilder text = new StringBuilder(message);
+    if (HealthScope.of(m) == HealthScope.OWNER) {
+      text.append(" (").append(HealthScope.whose(m)).append(", not the node's)");
+    }
     if (u != null) {
       text.append(": ").append(Bytes.human(u.usedBytes())).append(" of ").append(Bytes.human(u.sizeBytes())).append(" used");
     }
@@ -111,7 +115,7 @@ final class CapacityAlerts {
       ProcessInfo p = snap.processes().get(pid);
       a = a.with("SHM_HOLDER_PID", pid).with("SHM_HOLDER_COMM", p == null || !p.known() ? "?" : p.command());
     }
-    return a;
+    return HealthScope.tag(a, m);
   }
 
   /** One of the largest files of a mount, in words, and the pids that hold it now. */

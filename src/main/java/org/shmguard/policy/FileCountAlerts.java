@@ -40,13 +40,13 @@ final class FileCountAlerts {
         + Bytes.human(c.fileBytes()) + "), more than reap.examineLimit (" + c.limit() + "); " + c.matching()
         + (c.matching() == 1 ? " has a reapable name, " : " have reapable names, ") + c.unexamined()
         + " of them wait for a later pass; memory stays bounded, passes take longer";
-    return Alert.of(EventKind.TOO_MANY_FILES, message)
+    return HealthScope.tag(Alert.of(EventKind.TOO_MANY_FILES, message)
         .with("SHM_MOUNT", m.displayName())
         .with("SHM_CONTAINER", m.container())
         .with("SHM_FILES", c.entries())
         .with("SHM_FILE_BYTES", c.fileBytes())
         .with("SHM_MATCHING", c.matching())
         .with("SHM_UNEXAMINED", c.unexamined())
-        .with("SHM_LIMIT", c.limit());
+        .with("SHM_LIMIT", c.limit()), m);
   }
 }

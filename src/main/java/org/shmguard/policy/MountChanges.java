@@ -24,8 +24,9 @@ final class MountChanges {
     for (ShmMount m : snap.mounts()) {
       now.put(m.dev(), m);
       if (!known.containsKey(m.dev())) {
-        sink.accept(Alert.of(EventKind.MOUNT_ADDED, "watching " + m.displayName() + " (" + m.origin().label() + ", device "
-            + m.dev() + ")").with("SHM_MOUNT", m.displayName()).with("SHM_CONTAINER", m.container()));
+        sink.accept(HealthScope.tag(Alert.of(EventKind.MOUNT_ADDED, "watching " + m.displayName() + " (" + m.origin().label()
+            + ", device " + m.dev() + (HealthScope.of(m) == HealthScope.OWNER ? ", " + HealthScope.whose(m) + ", report only" : "")
+            + ")").with("SHM_MOUNT", m.displayName()).with("SHM_CONTAINER", m.container()), m));
       }
     }
     for (Map.Entry<Dev, ShmMount> e : known.entrySet()) {
@@ -33,9 +34,9 @@ final class MountChanges {
         ShmMount prev = e.getValue();
         String name = prev.displayName();
         boolean stalled = stalledPaths.contains(prev.path());
-        sink.accept(Alert.of(EventKind.MOUNT_REMOVED, "no longer watching " + name + (stalled
+        sink.accept(HealthScope.tag(Alert.of(EventKind.MOUNT_REMOVED, "no longer watching " + name + (stalled
             ? ": the path to it is not answering (see mount_stalled); watched again once it does" : ": it went away"))
-            .with("SHM_MOUNT", name).with("SHM_CONTAINER", prev.container()));
+            .with("SHM_MOUNT", name).with("SHM_CONTAINER", prev.container()), prev));
       }
     }
     known = now;

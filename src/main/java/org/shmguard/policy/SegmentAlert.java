@@ -37,6 +37,6 @@ public final class SegmentAlert {
         alert = alert.with("SHM_CONTAINER", p.container());
       }
     }
-    return alert;
+    return HealthScope.tag(alert, a.mount());
   }
 }

@@ -11,7 +11,7 @@ import org.shmguard.model.ShmMount;
 class ShmFixTest {
   private static ShmMount namespaceShm(String reportOnly) {
     return new ShmMount(Dev.of(0, 91), "/proc/4242/root/dev/shm", "/dev/shm", MountOrigin.NAMESPACE, "rw,size=65536k",
-        "mnt:[4026532500]", List.of(4242), "", null, 1234, "1234 30 0:91 / /dev/shm rw - tmpfs shm rw", reportOnly);
+        "mnt:[4026532500]", List.of(4242), "", null, 1234, "1234 30 0:91 / /dev/shm rw - tmpfs shm rw", reportOnly, null);
   }
 
   @Test

@@ -105,7 +105,7 @@ final class FamilyCase {
   /** The verdict, with whether the plan reaps it. */
   Outcome judge() {
     ShmMount mount = new ShmMount(DEV, "/dev/shm", "/dev/shm", origin, "rw", null, List.of(), null,
-        new ShmMount.Usage(64 << 20, 10 << 20, 54 << 20, 1000, 990), 7, "/proc/1/mountinfo", null);
+        new ShmMount.Usage(64 << 20, 10 << 20, 54 << 20, 1000, 990), 7, "/proc/1/mountinfo", null, null);
     long t = NOW.minus(age).getEpochSecond() * 1_000_000_000L;
     Segment s = new Segment(DEV, name.getBytes(StandardCharsets.UTF_8), 11, size, size, 0100600, 1000, 1, t, t);
     HolderHistory history = HolderHistory.empty();
