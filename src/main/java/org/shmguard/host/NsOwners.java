@@ -63,8 +63,8 @@ final class NsOwners {
     if (owner.userNamespace().equals(host)) {
       return new Owner(null, owner.uid());
     }
-    return new Owner("its mount namespace is owned by user namespace " + owner.userNamespace().ino() + " of uid "
-        + owner.uid() + ", not the host's (" + host.ino() + "): an ordinary user can make one (set "
-        + "namespaces.actInUserNamespaces to act in it)", owner.uid());
+    return new Owner("its mount namespace is owned by user namespace " + owner.userNamespace().ino()
+        + (owner.uid() == null ? "" : " of uid " + owner.uid()) + ", not the host's (" + host.ino()
+        + "): an ordinary user can make one (set namespaces.actInUserNamespaces to act in it)", owner.uid());
   }
 }

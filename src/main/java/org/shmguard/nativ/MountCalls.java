@@ -100,7 +100,7 @@ public final class MountCalls {
   /**
    * The user namespace that owns the mount namespace {@code nsPath}, and the uid that owns that
    * user namespace (the user who made it, as shmguard's own user namespace numbers users: 0 for
-   * the host's).
+   * the host's; null on a kernel that cannot say, before 4.11).
    */
   public Owner mountNamespaceOwner(String nsPath) throws IOException {
     int ns;
@@ -114,12 +114,14 @@ public final class MountCalls {
       try {
         MountIdentity id = identity(owner, nsPath + " owner");
         int[] uid = {-1};
+        Long ownerUid;
         try {
           libc.ioctl(owner, new NativeLong(NS_GET_OWNER_UID), uid);
+          ownerUid = Integer.toUnsignedLong(uid[0]);
         } catch (LastErrorException e) {
-          throw NativeErrors.io("ioctl NS_GET_OWNER_UID on the owner of " + nsPath, e);
+          ownerUid = null; // a kernel before 4.11 cannot say; the namespace itself is still known
         }
-        return new Owner(new NsId(id.devMajor(), id.devMinor(), id.ino()), Integer.toUnsignedLong(uid[0]));
+        return new Owner(new NsId(id.devMajor(), id.devMinor(), id.ino()), ownerUid);
       } finally {
         close(owner);
       }
@@ -130,8 +132,8 @@ public final class MountCalls {
     }
   }
 
-  /** A mount namespace's owner: its user namespace, and the uid that made that user namespace. */
-  public record Owner(NsId userNamespace, long uid) {}
+  /** A mount namespace's owner: its user namespace, and the uid that made that user namespace (null: unknown). */
+  public record Owner(NsId userNamespace, Long uid) {}
 
   /** The namespace a /proc/PID/ns/* link leads to, as its nsfs inode. */
   public NsId namespaceOf(String nsPath) throws IOException {

@@ -23,7 +23,7 @@ import org.shmguard.testing.Sandbox;
  * /run/systemd/journal/socket and keeps a volatile journal in /run/log/journal, read back with
  * journalctl -D. Stopped by pid, and its files removed, on close.
  */
-final class Journald implements AutoCloseable {
+public final class Journald implements AutoCloseable {
   static final Path BINARY = Path.of("/lib/systemd/systemd-journald");
   private static final Path JOURNAL_DIR = Path.of("/run/log/journal");
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -33,7 +33,7 @@ final class Journald implements AutoCloseable {
     this.process = process;
   }
 
-  static Journald start() throws IOException {
+  public static Journald start() throws IOException {
     Sandbox.require();
     assumeTrue(Files.isExecutable(BINARY), "needs systemd-journald (Debian package systemd)");
     assumeTrue(Files.exists(Path.of("/etc/machine-id")), "journald needs /etc/machine-id");
@@ -44,7 +44,7 @@ final class Journald implements AutoCloseable {
   }
 
   /** Every entry journald stored whose field {@code name} has {@code value}. */
-  static List<JsonNode> entries(String name, String value) {
+  public static List<JsonNode> entries(String name, String value) {
     String out = Cmd.run("journalctl", "-D", JOURNAL_DIR.toString(), "-o", "json", "--no-pager", name + "=" + value);
     List<JsonNode> nodes = new ArrayList<>();
     for (String line : out.split("\n")) {

@@ -52,6 +52,23 @@ public final class UserNsAttacker implements AutoCloseable {
     return start(dir, script, dir.toString(), options);
   }
 
+  /**
+   * A 1 MiB tmpfs of its own at its /dev/shm (no chroot: what `unshare -Urm` and one mount
+   * give any user), holding an unheld {@code nccl-Own001} of 4100 bytes and a filler that takes
+   * the rest: 100% full.
+   */
+  public static UserNsAttacker ownFullShm() throws IOException {
+    String script = """
+        set -e
+        mount -t tmpfs -o size=1m,mode=1777 own-shm /dev/shm
+        head -c 4100 /dev/zero > /dev/shm/nccl-Own001
+        head -c 2097152 /dev/zero > /dev/shm/filler 2>/dev/null || true
+        echo ready
+        exec sleep 600
+        """;
+    return start(null, script);
+  }
+
   /** Binds {@code dir} (a directory of someone else's tmpfs it can write) at its /dev/shm, and plants a file there. */
   public static UserNsAttacker bindAtDevShm(Path dir) throws IOException {
     String script = """
