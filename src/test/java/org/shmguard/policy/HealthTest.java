@@ -55,6 +55,51 @@ class HealthTest {
     assertThat(h.line()).isEqualTo("/dev/shm 90% full (critical 90%)");
   }
 
+  /** A report-only mount of uid 65534's own namespace, as discovery makes one. */
+  private static ShmMount usersOwn(ShmMount.Usage usage) {
+    return new ShmMount(Dev.of(0, 77), "/proc/109/root/dev/shm", "/dev/shm", MountOrigin.NAMESPACE, "rw", "mnt:[2]",
+        List.of(109), null, usage, 31, "/proc/109/mountinfo", "its mount namespace is owned by user namespace 9 of uid 65534",
+        65534L);
+  }
+
+  private static Snapshot withUsersOwn(ShmMount.Usage users) {
+    Snapshot host = snapshot(new ShmMount.Usage(100 << 20, 10 << 20, 90 << 20, 100, 90), List.of(), true);
+    return new Snapshot(Instant.EPOCH, List.of(host.mounts().get(0), usersOwn(users)), List.of(), HolderIndex.empty(),
+        new BitSet(), Map.of(), List.of(), List.of(), true, 10);
+  }
+
+  @Test
+  void aFullMountThatIsItsOwnersIsNamedAsTheirsAndLeavesTheNodeHealthy() {
+    Snapshot s = withUsersOwn(new ShmMount.Usage(1 << 20, 1 << 20, 0, 100, 98));
+
+    Health h = Health.of(Judge.judge(s, HolderHistory.empty(), POLICY), 95, true);
+
+    assertThat(h.status()).isEqualTo(Health.Status.OK);
+    assertThat(h.problems()).isEmpty();
+    assertThat(h.owners()).containsOnlyKeys(Health.Problem.FULL);
+    assertThat(h.line()).isEqualTo("ok: 1 mount, fullest /dev/shm 10% (critical 95%), 0 leaked; "
+        + "not the node's: uid 65534's /proc/109/root/dev/shm 100% full (critical 95%)");
+  }
+
+  @Test
+  void anOwnersMountThatCannotBeMeasuredLeavesTheVerdictKnown() {
+    Health h = Health.of(Judge.judge(withUsersOwn(null), HolderHistory.empty(), POLICY), 95, false);
+
+    assertThat(h.status()).isEqualTo(Health.Status.OK);
+    assertThat(h.line()).startsWith("ok: 1 mount, fullest /dev/shm");
+  }
+
+  @Test
+  void onlyAnOwnersMountIsNoMountOfTheNodes() {
+    Snapshot s = new Snapshot(Instant.EPOCH, List.of(usersOwn(new ShmMount.Usage(1 << 20, 1 << 20, 0, 100, 98))), List.of(),
+        HolderIndex.empty(), new BitSet(), Map.of(), List.of(), List.of(), true, 10);
+
+    Health h = Health.of(Judge.judge(s, HolderHistory.empty(), POLICY), 95, false);
+
+    assertThat(h.status()).isEqualTo(Health.Status.OK);
+    assertThat(h.line()).startsWith("ok: no shm tmpfs of the node's to watch; not the node's: uid 65534's ");
+  }
+
   @Test
   void aMessageMustBeOneLine() {
     assertThatThrownBy(() -> new Health(Health.Status.OK, "two\nlines")).isInstanceOf(IllegalArgumentException.class);
