@@ -2,6 +2,7 @@ package org.shmguard.daemon;
 
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.Counts;
+import org.shmguard.policy.HealthScope;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.Verdict;
 
@@ -30,7 +31,9 @@ public record DaemonStatus(long passes, long reaped, long overflows, int watched
     ShmMount fullest = null;
     for (var r : last.mounts()) {
       var u = r.mount().usage();
-      if (u != null && (fullest == null || u.usedFraction() > fullest.usage().usedFraction())) {
+      // the node's fullest: a mount that is its owner's is not the host's to report here
+      if (u != null && HealthScope.of(r.mount()) == HealthScope.NODE
+          && (fullest == null || u.usedFraction() > fullest.usage().usedFraction())) {
         fullest = r.mount();
       }
     }

@@ -31,6 +31,9 @@ import org.shmguard.model.ShmMount;
  *     with its own line naming the owner's uid: shown, never a problem
  */
 public record Health(Status status, String line, Map<Problem, String> problems, Map<Problem, String> owners) {
+  /** How many mounts of their owners' a line names; the rest are counted. */
+  static final int OWNERS_SHOWN = 3;
+
   /** node-problem-detector's plugin protocol: 0 OK, 1 a problem, 2 unknown. */
   public enum Status {
     OK(0), PROBLEM(1), UNKNOWN(2);
@@ -113,7 +116,7 @@ public record Health(Status status, String line, Map<Problem, String> problems, 
       problems.put(Problem.FULL, String.join("; ", full));
     }
     if (!ownersFull.isEmpty()) {
-      owners.put(Problem.FULL, String.join("; ", ownersFull));
+      owners.put(Problem.FULL, shown(ownersFull));
     }
     List<Assessment> leaked = new ArrayList<>();
     Map<ShmMount, List<Assessment>> ownersLeaked = new LinkedHashMap<>();
@@ -135,7 +138,7 @@ public record Health(Status status, String line, Map<Problem, String> problems, 
       List<String> texts = new ArrayList<>();
       ownersLeaked.forEach((m, list) -> texts.add(HealthScope.whose(m) + " " + m.displayName() + ": " + leakedText(list)
           + " shmguard only reports"));
-      owners.put(Problem.LEAK, String.join("; ", texts));
+      owners.put(Problem.LEAK, shown(texts));
     }
     if (!j.snapshot().complete()) {
       problems.put(Problem.BLIND, "incomplete /proc pass: " + j.snapshot().problems().get(0));
@@ -155,6 +158,17 @@ public record Health(Status status, String line, Map<Problem, String> problems, 
     return new Health(Status.OK, String.format(Locale.ROOT, "ok: %d mount%s, fullest %s %d%% (critical %d%%), %d leaked",
         nodeMounts, nodeMounts == 1 ? "" : "s", fullest.displayName(), percent(fullest),
         criticalPercent, leaked.size()) + theirs, Map.of(), owners);
+  }
+
+  /**
+   * The first {@value #OWNERS_SHOWN} of the owners' findings and how many more: any user can make
+   * a thousand namespaces, and the answer must stay one short line that fits every client's reply
+   * limit, whatever they do.
+   */
+  private static String shown(List<String> findings) {
+    String first = String.join("; ", findings.subList(0, Math.min(OWNERS_SHOWN, findings.size())));
+    int more = findings.size() - OWNERS_SHOWN;
+    return more > 0 ? first + "; and " + more + " more" : first;
   }
 
   /** "2 leaked segments (8192 bytes)". */

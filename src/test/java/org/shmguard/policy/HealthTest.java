@@ -101,6 +101,24 @@ class HealthTest {
   }
 
   @Test
+  void aThousandFullMountsOfTheirOwnersAreNamedThreeAndCounted() {
+    List<ShmMount> mounts = new java.util.ArrayList<>();
+    for (int i = 0; i < 1000; i++) {
+      ShmMount m = usersOwn(new ShmMount.Usage(1 << 20, 1 << 20, 0, 100, 98));
+      mounts.add(new ShmMount(Dev.of(0, 1000 + i), "/proc/" + (2000 + i) + "/root/dev/shm", m.mountPoint(), m.origin(),
+          m.options(), "mnt:[" + i + "]", List.of(2000 + i), null, m.usage(), 31, m.mountinfo(), m.reportOnly(), 65534L));
+    }
+    Snapshot s = new Snapshot(Instant.EPOCH, mounts, List.of(), HolderIndex.empty(), new BitSet(), Map.of(), List.of(),
+        List.of(), true, 10);
+
+    Health h = Health.of(Judge.judge(s, HolderHistory.empty(), POLICY), 95, false);
+
+    assertThat(h.status()).isEqualTo(Health.Status.OK);
+    assertThat(h.owners().get(Health.Problem.FULL)).endsWith("; and 997 more").hasSizeLessThan(300);
+    assertThat(h.line()).hasSizeLessThan(400);
+  }
+
+  @Test
   void aMessageMustBeOneLine() {
     assertThatThrownBy(() -> new Health(Health.Status.OK, "two\nlines")).isInstanceOf(IllegalArgumentException.class);
     assertThat(Health.unknown("a\nb").line()).isEqualTo("unknown: a b");
