@@ -151,7 +151,7 @@ public record Health(Status status, String line, Map<Problem, String> problems, 
       return new Health(Status.UNKNOWN, "unknown: cannot measure " + String.join(", ", unmeasured) + theirs, Map.of(), owners);
     }
     if (fullest == null) {
-      // every mount of the node's measured, and none found: any mount left is an owner's
+      // no mount of the node's (an unmeasured one returned above): any mount left is an owner's
       return new Health(Status.OK, (nodeMounts < j.snapshot().mounts().size() ? "ok: no shm tmpfs of the node's to watch"
           : "ok: no shm tmpfs to watch") + theirs, Map.of(), owners);
     }
