@@ -57,6 +57,14 @@ public final class DirHandle implements AutoCloseable {
     linux.renameNoReplace(fd, from, to);
   }
 
+  /**
+   * Swaps two entries of this directory in one step (RENAME_EXCHANGE): each name then leads to the
+   * file the other led to, and neither is free at any moment. NoSuchFileException if either is missing.
+   */
+  public void renameExchange(byte[] a, byte[] b) throws IOException {
+    linux.renameExchange(fd, a, b);
+  }
+
   /** Removes one entry of this directory. */
   public void unlink(byte[] name) throws IOException {
     linux.unlinkat(fd, name);
