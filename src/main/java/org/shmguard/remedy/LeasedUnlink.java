@@ -162,18 +162,24 @@ final class LeasedUnlink {
   /** Reaps (or, in a dry run, only leases) each job's file; the results in the jobs' order. */
   List<Done> reap(DirHandle dir, List<Job> jobs, boolean dryRun) {
     List<Done> out = new ArrayList<>(jobs.size());
+    MountCheck[] lastRead = {null};
     for (int from = 0; from < jobs.size(); from += BATCH) {
-      out.addAll(batch(dir, jobs.subList(from, Math.min(jobs.size(), from + BATCH)), dryRun));
+      out.addAll(batch(dir, jobs.subList(from, Math.min(jobs.size(), from + BATCH)), dryRun, lastRead));
     }
     return out;
   }
 
-  private List<Done> batch(DirHandle dir, List<Job> jobs, boolean dryRun) {
+  /**
+   * One batch. {@code lastRead} holds the mounts read last in this reap (after the previous batch's
+   * renames), which serve as this batch's look before its renames: a bind made since then is seen
+   * after them. Updated with this batch's own read.
+   */
+  private List<Done> batch(DirHandle dir, List<Job> jobs, boolean dryRun, MountCheck[] lastRead) {
     List<Staged> staged = jobs.stream().map(Staged::new).toList();
     try {
       // A file mounted somewhere now is kept without being renamed: its name is never freed. By the
       // name as text: a name that is not UTF-8 may be missed here, and is caught after the rename.
-      MountCheck before = dryRun ? null : mountCheck(staged);
+      MountCheck before = dryRun ? null : lastRead[0] != null ? lastRead[0] : mountCheck(staged);
       boolean renamed = false;
       for (Staged st : staged) {
         String held = before == null || before.unknown() != null ? null : before.heldBy(st.job.segment().name());
@@ -187,6 +193,7 @@ final class LeasedUnlink {
       if (renamed) {
         boolean stopping = settle.getAsBoolean();
         MountCheck mounts = stopping ? null : mountCheck(staged);
+        lastRead[0] = mounts;
         for (Staged st : staged) {
           if (st.hidden != null) {
             String held = stopping ? "shmguard is stopping" : mounts.heldBy(st.hidden);
