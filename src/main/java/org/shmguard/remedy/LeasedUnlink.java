@@ -37,8 +37,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>For each file:
  * <ol>
- *   <li>before anything else, once per batch, read every mount namespace's mountinfo: a file that
- *       is already mounted somewhere is kept as it is, and its name is never freed;
+ *   <li>before anything else, read every mount namespace's mountinfo (once per reap: a batch's
+ *       read after its renames serves the next batch): a file already mounted somewhere is kept
+ *       as it is, and its name is never freed;
  *   <li>open the name relative to the mount's root handle (read-only, no link followed, not
  *       blocking) and check on the descriptor that it is the file judged;
  *   <li>take a write lease: the kernel grants it only if no other open file description of the
@@ -49,11 +50,11 @@ import org.slf4j.LoggerFactory;
  *       from now on finds it and the file still says which name is its own;
  *   <li>wait {@link #SETTLE_MILLIS}, then ask the kernel whether the lease is breaking: an open
  *       that looked the name up before the rename and has since reached the file breaks it (and
- *       waits for us). Breaking: rename the file back and keep it;
+ *       waits for us). Breaking: put the file back and keep it;
  *   <li>read every mount namespace's mountinfo ({@link BindMounts}): a file mounted somewhere
  *       (a bind mount of it, made before the rename, now shows the hidden name as its root) is
  *       held by that mount, which opens nothing and so does not stop a lease. Mounted, or the
- *       mounts cannot all be read: rename it back and keep it;
+ *       mounts cannot all be read: put it back and keep it;
  *   <li>if another user's file took the name meanwhile, put the file back; otherwise unlink the
  *       hidden name (after checking it still leads to our inode), release the lease, close.
  * </ol>
@@ -63,8 +64,9 @@ import org.slf4j.LoggerFactory;
  * reaped there while another user's file holds the name it took ({@link #takenBy}); nor is a file
  * left under a hidden name (shmguard killed before the unlink) reaped while another user's file
  * holds the name it ends with.
- * Files are taken in batches of up to {@link #BATCH}, so that one wait serves a batch: steps 1-3
- * for each file of the batch, one wait, then steps 4-5 for each. A blocked opener waits for the
+ *
+ * <p>Files are taken in batches of up to {@link #BATCH}, so that one wait serves a batch: steps
+ * 2-4 for each file of the batch, one wait, then steps 5-7 for each. A blocked opener waits for the
  * batch, a few milliseconds, never fs.lease-break-time.
  *
  * <p>The hidden name lives in the same directory rather than in a private directory of ours:
@@ -223,7 +225,7 @@ final class LeasedUnlink {
     return staged.stream().map(st -> st.done).toList();
   }
 
-  /** Steps 1-3: open, check, lease, rename. Sets {@code done} unless the file is now hidden and leased. */
+  /** Steps 2-4: open, check, lease, rename. Sets {@code done} unless the file is now hidden and leased. */
   private void stage(DirHandle dir, Staged st, boolean dryRun) {
     Segment s = st.job.segment();
     try {
@@ -317,7 +319,7 @@ final class LeasedUnlink {
     }
   }
 
-  /** Steps 4-5 for a hidden, leased file: put it back if an open broke the lease, else unlink it. */
+  /** Steps 5 and 7 for a hidden, leased file: put it back if an open broke the lease or its name was taken, else unlink it. */
   private Done finish(DirHandle dir, Staged st) {
     Segment s = st.job.segment();
     try {
