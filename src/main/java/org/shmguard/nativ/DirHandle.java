@@ -47,6 +47,11 @@ public final class DirHandle implements AutoCloseable {
     return DirectStatx.lstatAt(fd, name); // called per file per scan: the fast binding
   }
 
+  /** lstat of one entry, or null if there is none: for a name that is usually missing (no exception then). */
+  public StatxResult lstatIfAny(byte[] name) throws IOException {
+    return DirectStatx.lstatAtIfAny(fd, name);
+  }
+
   /** Opens one entry for reading, as {@link Linux#openAt} says: never following a link, never blocking. */
   public OpenFile open(byte[] name) throws IOException {
     return linux.openAt(fd, name);

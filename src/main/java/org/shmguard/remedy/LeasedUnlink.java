@@ -417,13 +417,8 @@ final class LeasedUnlink {
    * the hidden name then would leave that other file, and that user, with its name.
    */
   private static String takenBy(DirHandle dir, int uid, byte[] own) throws IOException {
-    StatxResult holder;
-    try {
-      holder = dir.lstat(own);
-    } catch (NoSuchFileException free) {
-      return null;
-    }
-    if (holder.uid() == uid) {
+    StatxResult holder = dir.lstatIfAny(own); // usually free: no exception per reaped file
+    if (holder == null || holder.uid() == uid) {
       return null;
     }
     return "its own name " + Names.display(own) + " now holds a file of uid " + holder.uid()
