@@ -47,6 +47,11 @@ public final class DirHandle implements AutoCloseable {
     return DirectStatx.lstatAt(fd, name); // called per file per scan: the fast binding
   }
 
+  /** lstat of one entry, or null if there is none: for a name that is usually missing (no exception then). */
+  public StatxResult lstatIfAny(byte[] name) throws IOException {
+    return DirectStatx.lstatAtIfAny(fd, name);
+  }
+
   /** Opens one entry for reading, as {@link Linux#openAt} says: never following a link, never blocking. */
   public OpenFile open(byte[] name) throws IOException {
     return linux.openAt(fd, name);
@@ -55,6 +60,14 @@ public final class DirHandle implements AutoCloseable {
   /** Renames one entry within this directory; fails (EEXIST, a FileAlreadyExistsException) rather than replace {@code to}. */
   public void renameNoReplace(byte[] from, byte[] to) throws IOException {
     linux.renameNoReplace(fd, from, to);
+  }
+
+  /**
+   * Swaps two entries of this directory in one step (RENAME_EXCHANGE): each name then leads to the
+   * file the other led to, and neither is free at any moment. NoSuchFileException if either is missing.
+   */
+  public void renameExchange(byte[] a, byte[] b) throws IOException {
+    linux.renameExchange(fd, a, b);
   }
 
   /** Removes one entry of this directory. */

@@ -58,6 +58,39 @@ final class DirectStatx {
     return StatxResult.read(ByteBuffer.wrap(buf).order(ByteOrder.nativeOrder()));
   }
 
+  /**
+   * statx reporting failure by its return value (errno from {@link Native#getLastError}): where a
+   * missing name is the usual answer, the two exceptions per call of the throwing binding cost
+   * several times the call.
+   */
+  private static final class Quiet {
+    static {
+      Native.register(Quiet.class, NativeLibrary.getInstance("c"));
+    }
+
+    private Quiet() {}
+
+    static native int statx(int dirfd, Pointer path, int flags, int mask, Pointer buf);
+  }
+
+  /** {@link #lstatAt}, or null where there is no such entry (ENOENT), without an exception for that. */
+  static StatxResult lstatAtIfAny(int dirfd, byte[] name) throws IOException {
+    if (name.length > 255) {
+      throw new IOException("statx " + Names.display(name) + ": the name is longer than any file name can be");
+    }
+    Buffers b = BUFFERS.get();
+    b.name.write(0, name, 0, name.length);
+    b.name.setByte(name.length, (byte) 0);
+    if (Quiet.statx(dirfd, b.name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, b.struct) != 0) {
+      int errno = Native.getLastError();
+      if (errno == NativeErrors.ENOENT) {
+        return null;
+      }
+      throw NativeErrors.io("statx " + Names.display(name), errno);
+    }
+    return StatxResult.read(b.view);
+  }
+
   /** lstat of {@code name} (raw bytes, no terminating NUL) in the directory {@code dirfd}. */
   static StatxResult lstatAt(int dirfd, byte[] name) throws IOException {
     if (name.length > 255) {

@@ -36,6 +36,7 @@ public final class Linux {
   private static final int O_NOCTTY = 0x100;
   private static final int O_NONBLOCK = 0x800;
   private static final int RENAME_NOREPLACE = 1;
+  private static final int RENAME_EXCHANGE = 2;
   static final int F_SETSIG = 10;
   static final int F_SETLEASE = 1024;
   static final int F_GETLEASE = 1025;
@@ -169,6 +170,15 @@ public final class Linux {
       DirectFileCalls.renameat2(dirfd, cString(from), dirfd, cString(to), RENAME_NOREPLACE);
     } catch (LastErrorException e) {
       throw NativeErrors.io("rename " + Names.display(from) + " to " + Names.display(to), e);
+    }
+  }
+
+  /** renameat2(2) with RENAME_EXCHANGE within one directory: swaps two names atomically; ENOENT if either is missing. */
+  void renameExchange(int dirfd, byte[] a, byte[] b) throws IOException {
+    try {
+      DirectFileCalls.renameat2(dirfd, cString(a), dirfd, cString(b), RENAME_EXCHANGE);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("exchange " + Names.display(a) + " and " + Names.display(b), e);
     }
   }
 

@@ -19,7 +19,10 @@ final class NativeErrors {
   private NativeErrors() {}
 
   static IOException io(String what, LastErrorException e) {
-    int errno = e.getErrorCode();
+    return io(what, e.getErrorCode());
+  }
+
+  static IOException io(String what, int errno) {
     String message = what + ": " + Errno.describe(errno);
     return switch (errno) {
       case ENOENT, ESRCH -> new NoSuchFileException(message);

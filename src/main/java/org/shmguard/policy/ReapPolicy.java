@@ -20,6 +20,8 @@ public record ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, b
     FamilyRules families) {
   /** What {@code LeasedUnlink} renames a file to while it holds the lease, and may leave behind. */
   public static final Glob STRANDED = Glob.of(".shmguard-reap-????????????????");
+  /** The same, ending with "-" and the name the file was set aside from (wherever that fits in 255 bytes). */
+  public static final Glob STRANDED_NAMED = Glob.of(".shmguard-reap-????????????????-?*");
 
   public ReapPolicy {
     Objects.requireNonNull(grace, "grace");
@@ -75,8 +77,8 @@ public record ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, b
 
   /**
    * The pattern that allows this name, or null. Besides the configured patterns, the names
-   * shmguard's own last check gives a file while it holds the lease ({@code .shmguard-reap-} and
-   * 16 hex digits) are always allowed: a file is left under one only when an opener raced the
+   * shmguard's own last check gives a file while it holds the lease ({@code .shmguard-reap-}, 16
+   * hex digits and maybe the file's own name) are always allowed: a file is left under one only when an opener raced the
    * reap and its old name was taken before it could be put back; it is judged like any other
    * (unheld, unchanged for the grace, the lease again), so it is not stranded for good. The deny
    * list still wins.
@@ -84,6 +86,9 @@ public record ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, b
   public Glob allowing(String name) {
     if (STRANDED.matches(name)) {
       return STRANDED;
+    }
+    if (STRANDED_NAMED.matches(name)) {
+      return STRANDED_NAMED;
     }
     for (Glob g : patterns) {
       if (g.matches(name)) {

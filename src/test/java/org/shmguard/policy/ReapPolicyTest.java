@@ -17,6 +17,12 @@ class ReapPolicyTest {
   }
 
   @Test
+  void aHiddenNameThatEndsWithTheFilesOwnNameIsExaminedToo() {
+    assertThat(NCCL_ONLY.allowing(".shmguard-reap-0123456789abcdef-psm_0123abcd")).isSameAs(ReapPolicy.STRANDED_NAMED);
+    assertThat(NCCL_ONLY.allowing(".shmguard-reap-0123456789abcdef-")).isNull();
+  }
+
+  @Test
   void onlyTheExactHiddenNameShapeIsAllowed() {
     assertThat(NCCL_ONLY.allowing(".shmguard-reap-")).isNull();
     assertThat(NCCL_ONLY.allowing(".shmguard-reap-0123456789abcdef0")).isNull();
