@@ -151,10 +151,11 @@ class ForeignMountFdHolderTest {
       return out.readLine();
     }
 
+    /** SIGKILL: to a container's unshare first, whose --kill-child then ends the shell. */
     @Override
     public void close() {
-      ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
       process.destroyForcibly();
+      ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
       try {
         process.waitFor(10, TimeUnit.SECONDS);
         ProcessHandle.of(pid).ifPresent(h -> h.onExit().orTimeout(10, TimeUnit.SECONDS).join());
