@@ -3,6 +3,7 @@ package org.shmguard.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -22,7 +23,7 @@ import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Verdict;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.CliRun;
-import org.shmguard.testing.Eventually;
+import org.shmguard.testing.Cmd;
 import org.shmguard.testing.RecordingSink;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
@@ -30,13 +31,14 @@ import org.shmguard.testing.TestConfig;
 /**
  * A host process that holds a container's file by an fd it opened through
  * /proc/PID/root/dev/shm/NAME: the fd's mount is the container's tmpfs, which only the container's
- * mount namespace lists, not the holder's own or shmguard's. It is that file's holder in `scan`,
- * `clean` and the daemon, whatever the pid order and whatever the container's processes hold: the
+ * mount namespace lists, not the holder's own or shmguard's. It is that file's holder in `scan`
+ * (also run with exactly the shipped unit's capabilities and umask), `clean` and the daemon, whatever the pid order and whatever the container's processes hold: the
  * two layouts below are the ones in which the pass once read the holder before it had read the
  * container's mountinfo (the holder's pid below every container process's, and a container whose
  * processes hold no file of their own namespace), and so called the file leaked with no holder.
  */
 class ForeignMountFdHolderTest {
+  private static final String UNIT_CAPS = "-all,+sys_ptrace,+dac_read_search,+dac_override,+fowner,+lease,+sys_admin";
   private static final String CONFIG = "mounts: [auto]\nreap:\n  grace: 0s\n  requireHostPidNamespace: false\n";
 
   @Test
@@ -73,6 +75,15 @@ class ForeignMountFdHolderTest {
     JsonNode scan = CliRun.scanJson(config);
     assertThat(ReapSafetyTest.verdictOf(scan, name)).isEqualTo("held");
     assertThat(ReapSafetyTest.holderPids(scan, name)).containsExactly(holderPid);
+
+    // As the shipped unit runs it: only its capabilities (CapabilityBoundingSet), its umask.
+    Cmd.Result unit = Cmd.exec("setpriv", "--bounding-set", UNIT_CAPS, "--inh-caps", "-all", "sh", "-c",
+        "umask 0077 && exec \"$0\" -XX:TieredStopAtLevel=1 -cp \"$1\" org.shmguard.cli.Main scan --json -c \"$2\"",
+        Sandbox.javaBinary(), System.getProperty("java.class.path"), config.toString());
+    assertThat(unit.status()).as(unit.err()).isZero();
+    JsonNode unitScan = new ObjectMapper().readTree(unit.out());
+    assertThat(ReapSafetyTest.verdictOf(unitScan, name)).isEqualTo("held");
+    assertThat(ReapSafetyTest.holderPids(unitScan, name)).containsExactly(holderPid);
 
     CliRun clean = CliRun.of("clean", "--json", "-c", config.toString());
     assertThat(clean.status()).as(clean.out() + clean.err()).isZero();
