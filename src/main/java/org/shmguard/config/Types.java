@@ -279,6 +279,11 @@ final class Types {
           if (n.isNull() || n.isMap() || n.isList()) {
             throw new IllegalArgumentException("every item must be a single value");
           }
+          String notText = notText(n);
+          if (notText != null) {
+            throw new IllegalArgumentException(n.text() + " is " + notText + " in YAML, not text; quote it (\"" + n.text()
+                + "\") if a name is meant");
+          }
           T value = item.apply(n.text());
           if (unique && out.contains(value)) {
             throw new IllegalArgumentException("\"" + n.text() + "\" is listed twice");
@@ -293,6 +298,30 @@ final class Types {
         return allowedItems;
       }
     };
+  }
+
+  private static final org.yaml.snakeyaml.resolver.Resolver YAML_TYPES = new org.yaml.snakeyaml.resolver.Resolver();
+
+  /**
+   * What an unquoted list item is in YAML when it is not a string ("a number" for 123, "a boolean"
+   * for true or yes, "a date" for 2024-01-01), or null for text: [123] would otherwise be taken as
+   * the name "123", a type confusion that a key meant for names must refuse like any bad value.
+   */
+  private static String notText(YamlNode n) {
+    if (n.scalarString()) {
+      return null; // quoted: text, whatever it looks like
+    }
+    org.yaml.snakeyaml.nodes.Tag tag = YAML_TYPES.resolve(org.yaml.snakeyaml.nodes.NodeId.scalar, n.text(), true);
+    if (tag.equals(org.yaml.snakeyaml.nodes.Tag.INT) || tag.equals(org.yaml.snakeyaml.nodes.Tag.FLOAT)) {
+      return "a number";
+    }
+    if (tag.equals(org.yaml.snakeyaml.nodes.Tag.BOOL)) {
+      return "a boolean";
+    }
+    if (tag.equals(org.yaml.snakeyaml.nodes.Tag.TIMESTAMP)) {
+      return "a date";
+    }
+    return null;
   }
 
   static Duration parseDuration(String text) {

@@ -54,8 +54,9 @@ public final class HolderScanner {
     int processes = 0;
     int vanished = 0;
     try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
-      ProcessReader reader = new ProcessReader(proc, paths, wanted, sortedInodes, index, mountIds(proc));
-      for (int pid : proc.pids()) {
+      int[] pids = proc.pids();
+      ProcessReader reader = new ProcessReader(proc, paths, wanted, sortedInodes, index, mountIds(proc), pids);
+      for (int pid : pids) {
         processes++;
         if (wanted.length == 0) {
           live.set(pid);

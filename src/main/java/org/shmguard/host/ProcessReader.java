@@ -44,18 +44,23 @@ final class ProcessReader {
   private final long[] inodes;
   private final HolderIndex.Builder index;
   private final MountIds mounts;
+  /** The pids this pass reads, ascending: their mount namespaces are every one that has a process. */
+  private final int[] pids;
   /**
    * kcmp takes thread ids of shmguard's own PID namespace: they name the tasks listed only when
    * the /proc read is that namespace's (its "self" is our pid). Otherwise every table is read.
    */
   private final boolean kcmpUsable;
   private boolean kcmpMissing;
+  /** Whether this pass has read the mountinfo of every mount namespace (see {@link #learnEveryNamespace}). */
+  private boolean everyNamespaceRead;
   private final int[][] fds = {new int[64]};
   private final int[] tables = new int[16];
 
   ProcessReader(ProcCalls proc, HostPaths paths, long[] wanted, long[] inodes, HolderIndex.Builder index,
-      MountIds mounts) {
+      MountIds mounts, int[] pids) {
     this.proc = proc;
+    this.pids = pids;
     this.inodes = inodes;
     this.mounts = mounts;
     this.paths = paths;
@@ -233,6 +238,17 @@ final class ProcessReader {
           learnMountsOf(paths.isSystemRoot() ? "self" : "1"); // an fd kept from before an unshare
           dev = mounts.device((int) mntId);
         }
+        if (dev == null && !everyNamespaceRead) {
+          // A mount of another namespace: a host process's fd opened through /proc/PID/root, or
+          // passed over a Unix socket, or kept across a setns. Which namespaces were read so far
+          // depends on the pid order, so every namespace is read now, once per pass.
+          everyNamespaceRead = true;
+          if (path == null) {
+            path = linkText(link);
+          }
+          learnEveryNamespace();
+          dev = mounts.device((int) mntId);
+        }
         if (dev == null) {
           if (inodes != null && ino >= 0 && Arrays.binarySearch(inodes, ino) < 0) {
             // No watched file has its inode number: any user can open a million of these, and
@@ -299,6 +315,17 @@ final class ProcessReader {
       index.addUnresolved(ino, ref);
     } else {
       index.addHint(ino, ref);
+    }
+  }
+
+  /**
+   * Reads the mountinfo of every mount namespace that has a process now, each once per pass: for
+   * an fd whose mount neither its own namespace nor shmguard's lists. Only a mount that no
+   * namespace lists (detached with umount -l, made after this read) stays unplaced.
+   */
+  private void learnEveryNamespace() {
+    for (int pid : pids) {
+      learnMountsOf(Integer.toString(pid));
     }
   }
 

@@ -58,6 +58,9 @@ class BadConfigExitTest {
             "every value written out where it is used"),
         new Hostile("second document", "reap:\n  dryRun: true\n---\nreap:\n  dryRun: false\n", 3, "reap",
             "a second YAML document starts here", "one YAML document per file"),
+        new Hostile("a number as a deny pattern", "reap:\n  deny: [123]\n", 2, "reap.deny",
+            "123 is a number in YAML, not text; quote it (\"123\") if a name is meant",
+            "a list of file name patterns such as \"cuda.shm.*\" (* ? and [a-z], no '/'); at most 256 items"),
         new Hostile("pattern matching every name", "reap:\n  patterns: [\"*\"]\n", 2, "reap.patterns",
             "\"*\" would match almost any name",
             "a list of file name patterns such as \"nccl-*\" (* ? and [a-z], no '/'), each beginning with at least 4 literal characters"));

@@ -68,6 +68,13 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void aQuotedNumberIsANamePattern() throws Exception {
+    Config c = parse("reap:\n  deny: [\"123\", '2024-01-01']\n  patterns: [\"12345\"]\n");
+    assertThat(c.reap().deny()).containsExactly(Glob.of("123"), Glob.of("2024-01-01"));
+    assertThat(c.reap().patterns()).containsExactly(Glob.of("12345"));
+  }
+
+  @Test
   void mountsMayNameTmpfsPathsBesideAuto() throws Exception {
     Config c = parse("mounts:\n  - auto\n  - /var/lib/kubelet/pods/x/volumes/kubernetes.io~empty-dir/shm\n");
     assertThat(c.autoDiscover()).isTrue();
@@ -87,6 +94,11 @@ class ConfigLoaderTest {
       pattern with a slash     | reap:\\n  patterns: [\\"a/b*\\"]     | 2 | reap.patterns | must not contain '/'
       unclosed class           | reap:\\n  deny: [\\"nccl-[a\\"]      | 2 | reap.deny | unclosed '['
       list item as mapping     | reap:\\n  patterns:\\n    - a: b     | 2 | reap.patterns | every item must be a single value
+      number as a deny pattern | reap:\\n  deny: [123]               | 2 | reap.deny | 123 is a number in YAML, not text; quote it ("123") if a name is meant; allowed: a list of file name patterns
+      number as a pattern      | reap:\\n  patterns: [12345]         | 2 | reap.patterns | 12345 is a number in YAML, not text
+      boolean as a deny pattern| reap:\\n  deny:\\n    - yes          | 2 | reap.deny | yes is a boolean in YAML, not text
+      date as a deny pattern   | reap:\\n  deny: [2024-01-01]        | 2 | reap.deny | 2024-01-01 is a date in YAML, not text
+      boolean as a mount       | mounts: [auto, true]               | 1 | mounts | true is a boolean in YAML, not text
       scalar for a list        | mounts: auto                       | 1 | mounts | a list is needed here
       relative mount           | mounts: [auto, dev/shm]            | 1 | mounts | "dev/shm" is neither auto nor an absolute path
       list for a scalar        | reap:\\n  grace: [1s]               | 2 | reap.grace | a single value is needed here, not a list
