@@ -59,7 +59,11 @@ final class ConfigReload {
 
   /** One reload, start to end; a second signal meanwhile waits for this one. */
   synchronized void reload() {
-    notifier.reloading();
+    // Before the first pass systemd still waits for READY=1 from it: a reload then must not send one early.
+    boolean tell = daemon.ready();
+    if (tell) {
+      notifier.reloading();
+    }
     try {
       Config loaded;
       try {
@@ -72,7 +76,9 @@ final class ConfigReload {
     } catch (RuntimeException e) {
       LOG.error("the reload failed ({}); the configuration before it stays in force where it was not yet applied", e.toString(), e);
     } finally {
-      notifier.ready(daemon.statusLine());
+      if (tell) {
+        notifier.ready(daemon.statusLine());
+      }
     }
   }
 

@@ -160,6 +160,11 @@ public final class Daemon implements AutoCloseable {
     }, rediscovery(config, paths));
   }
 
+  /** Whether the first full pass is done and systemd was told READY=1. */
+  public boolean ready() {
+    return worker.ready();
+  }
+
   /** The one-line status systemd shows (STATUS=), with a note if one is set. */
   public String statusLine() {
     return worker.statusLine();

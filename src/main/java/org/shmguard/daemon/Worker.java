@@ -87,7 +87,7 @@ final class Worker implements Runnable {
   private volatile String note = "";
   private volatile boolean stopping;
   private volatile boolean failed;
-  private boolean ready;
+  private volatile boolean ready;
   private volatile DaemonStatus status = new DaemonStatus(0, 0, 0, 0, 0, 0, null, -1);
   private long pendingSince = -1;
   private long retryAt = -1;
@@ -161,6 +161,11 @@ final class Worker implements Runnable {
   /** Said after the status line (STATUS=) until replaced; "" for nothing. */
   void note(String text) {
     note = text == null ? "" : text;
+  }
+
+  /** Whether READY=1 was sent (after the first full pass). */
+  boolean ready() {
+    return ready;
   }
 
   /** The one-line status, with the note if there is one. */
