@@ -22,6 +22,7 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Snapshot;
 import org.shmguard.nativ.RootDirectory;
 import org.shmguard.nativ.SmallFiles;
+import org.shmguard.policy.Counts;
 import org.shmguard.policy.HolderHistory;
 import org.shmguard.policy.RememberedHolders;
 import org.slf4j.Logger;
@@ -119,8 +120,8 @@ final class HolderState implements AutoCloseable {
     }
     try {
       RememberedHolders r = decode(bytes);
-      LOG.info("holder history from before the restart: {} segments with {} holders, from {}", r.entries().size(),
-          r.entries().stream().mapToInt(e -> e.holders().size()).sum(), file.path());
+      LOG.info("holder history from before the restart: {} with {}, from {}", Counts.of(r.entries().size(), "segment"),
+          Counts.of(r.entries().stream().mapToInt(e -> e.holders().size()).sum(), "holder"), file.path());
       return r;
     } catch (Foreign e) {
       LOG.info("the holder history {} is not this one's ({}); starting without it", file.path(), e.getMessage());
