@@ -136,6 +136,12 @@ if [ -e "$root/lib/systemd/system/shmguard.service" ]; then
   done
   [ "$(inside systemctl is-active shmguard.service || true)" = active ] || { echo "FAIL service not active"; inside systemctl status shmguard.service || true; exit 1; }
   echo "CHECK service active: ok"
+  # shellcheck disable=SC2016 # %a %U are stat's format, not the shell's
+  [ "$(inside stat -c '%a %U' /var/lib/shmguard/holders.json 2>/dev/null || true)" = "600 root" ] \
+    || { echo "FAIL no holder history at /var/lib/shmguard/holders.json (root's, 0600)"; inside ls -la /var/lib/shmguard || true; exit 1; }
+  inside journalctl -u shmguard.service --no-pager -o cat | grep -q "holder history from before the restart" \
+    || { echo "FAIL the restarted service did not read the holder history"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
+  echo "CHECK holder history kept in the StateDirectory (root's, 0600) and read back after the restart: ok"
   for _ in $(seq 60); do
     inside journalctl --no-pager -o cat SHMGUARD_EVENT=segment_leaked SHM_SEGMENT=nccl-Leak01 | grep -q . && break
     sleep 1
