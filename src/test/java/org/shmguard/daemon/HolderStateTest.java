@@ -39,7 +39,7 @@ class HolderStateTest {
 
   @Test
   void whatShmguardWroteComesBack() throws Exception {
-    write(state.encode(ONE));
+    write(state.format().encode(ONE));
     RememberedHolders back = state.load();
     assertThat(back.entries()).hasSize(1);
     RememberedHolders.Entry e = back.entries().get(0);
@@ -51,7 +51,7 @@ class HolderStateTest {
 
   @Test
   void aFileOfAnotherBootOrPidNamespaceIsNotUsed() throws Exception {
-    String text = body(state.encode(ONE));
+    String text = body(state.format().encode(ONE));
     String boot = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).strip();
     write(signed(text.replace(boot, "00000000-0000-4000-8000-000000000000")));
     assertThat(state.load().entries()).as("another boot").isEmpty();
@@ -62,7 +62,7 @@ class HolderStateTest {
 
   @Test
   void anEditedCutOrOpenFileIsIgnored() throws Exception {
-    byte[] good = state.encode(ONE);
+    byte[] good = state.format().encode(ONE);
     write(new String(good, StandardCharsets.UTF_8).replace("\"pid\":4242", "\"pid\":4243").getBytes(StandardCharsets.UTF_8));
     assertThat(state.load().entries()).as("edited").isEmpty();
     write(java.util.Arrays.copyOf(good, good.length / 2));
@@ -84,7 +84,7 @@ class HolderStateTest {
     assertThat((System.nanoTime() - before) / 1_000_000).as("ms to refuse the FIFO").isLessThan(5_000);
 
     org.shmguard.host.KeptFile file = org.shmguard.host.KeptFile.start(dir.resolve(HolderState.FILE), 0600, false, "test");
-    file.replace(() -> state.encode(ONE));
+    file.replace(() -> state.format().encode(ONE));
     assertThat(file.closeWithin(java.time.Duration.ofSeconds(10))).isTrue();
     assertThat(Files.isRegularFile(dir.resolve(HolderState.FILE), java.nio.file.LinkOption.NOFOLLOW_LINKS)).isTrue();
     assertThat(state.load().entries()).hasSize(1);
