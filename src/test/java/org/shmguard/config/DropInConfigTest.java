@@ -111,6 +111,26 @@ class DropInConfigTest {
   }
 
   @Test
+  void aDropInAnOrdinaryUserOwnsOrLinksToIsRefusedWhenRunAsRoot(@TempDir Path dir) throws Exception {
+    Sandbox.require();
+    Path main = write(dir.resolve("shmguard.yaml"), "");
+    Path d = Files.createDirectory(dir.resolve("shmguard.yaml.d"));
+    Path users = write(d.resolve("10-user.yaml"), "reap:\n  dryRun: true\n");
+    Files.setAttribute(users, "unix:uid", 65534);
+    assertThatThrownBy(() -> ConfigLoader.resolve(main)).isInstanceOf(ConfigException.class)
+        .hasToString(users + ": the file is owned by uid 65534, who could change what shmguard, running as root, does;"
+            + " allowed: a file owned by root that only root can write (chown root; chmod go-w)");
+
+    Files.delete(users);
+    Path elsewhere = write(dir.resolve("users-own.yaml"), "reap:\n  dryRun: true\n");
+    Files.setAttribute(elsewhere, "unix:uid", 65534);
+    Path link = Files.createSymbolicLink(d.resolve("10-link.yaml"), elsewhere);
+    assertThatThrownBy(() -> ConfigLoader.resolve(main)).isInstanceOf(ConfigException.class)
+        .hasToString(link + ": the file is owned by uid 65534, who could change what shmguard, running as root, does;"
+            + " allowed: a file owned by root that only root can write (chown root; chmod go-w)");
+  }
+
+  @Test
   void aFileAtTheDropInDirectorysPathIsAnError(@TempDir Path dir) throws Exception {
     Path main = write(dir.resolve("shmguard.yaml"), "");
     write(dir.resolve("shmguard.yaml.d"), "reap:\n  dryRun: true\n");
