@@ -76,10 +76,18 @@ case "$state" in
   *) echo "FAIL boot: system state '$state'"; tail -30 "$work/console.log"; exit 1 ;;
 esac
 
-inside apt-get install -y -q /var/cache/shmguard.deb >"$work/apt.log" 2>&1 || { echo "FAIL apt install"; cat "$work/apt.log"; exit 1; }
+# Observe-only from the first start, as configuration management rolls out: a drop-in placed
+# before the package, then an unattended install (no terminal, nothing on stdin) that must not
+# stop at a conffile prompt.
+mkdir -p "$root/etc/shmguard/shmguard.yaml.d"
+printf 'reap:\n  dryRun: true\n' > "$root/etc/shmguard/shmguard.yaml.d/10-observe.yaml"
+timeout 600 nsenter --target "$leader" --mount --uts --ipc --net --pid -- \
+  env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -q /var/cache/shmguard.deb </dev/null >"$work/apt.log" 2>&1 || { echo "FAIL apt install"; cat "$work/apt.log"; exit 1; }
 # shellcheck disable=SC2016 # ${Status} is dpkg-query's format, not the shell's
 inside dpkg-query -W -f='${Status}\n' shmguard | grep -qx "install ok installed" || { echo "FAIL not installed"; exit 1; }
-echo "CHECK installed with apt: ok"
+if grep -q "Configuration file" "$work/apt.log"; then echo "FAIL a conffile question at install"; cat "$work/apt.log"; exit 1; fi
+echo "CHECK installed with apt-get install -y, a drop-in placed first, no conffile question: ok"
 
 if [ -e "$root/lib/systemd/system/shmguard.service" ]; then
   # Type=notify: "active" only after the daemon sent READY=1 (its first full pass).
@@ -90,6 +98,11 @@ if [ -e "$root/lib/systemd/system/shmguard.service" ]; then
   [ "$(inside systemctl is-enabled shmguard.service || true)" = enabled ] || { echo "FAIL the package did not enable the service"; exit 1; }
   [ "$(inside systemctl is-active shmguard.service || true)" = active ] || { echo "FAIL the package did not start the service"; inside systemctl status shmguard.service || true; exit 1; }
   echo "CHECK the package enabled and started the service (READY reached): ok"
+  inside journalctl -u shmguard.service --no-pager -o cat | grep -q "shmguard starting in a dry run" \
+    || { echo "FAIL the service did not start observe-only"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
+  inside journalctl -u shmguard.service --no-pager -o cat | grep -q "shmguard.yaml.d/10-observe.yaml" \
+    || { echo "FAIL the start-up line does not name the drop-in"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
+  echo "CHECK the service started observe-only, from the drop-in: ok"
 fi
 
 if [ -s "$root/var/lib/shmguard/shmguard.jsa" ]; then
@@ -123,12 +136,51 @@ if [ -e "$root/lib/systemd/system/shmguard.service" ]; then
   done
   [ "$(inside systemctl is-active shmguard.service || true)" = active ] || { echo "FAIL service not active"; inside systemctl status shmguard.service || true; exit 1; }
   echo "CHECK service active: ok"
+  # shellcheck disable=SC2016 # %a %U are stat's format, not the shell's
+  [ "$(inside stat -c '%a %U' /var/lib/shmguard/holders.json 2>/dev/null || true)" = "600 root" ] \
+    || { echo "FAIL no holder history at /var/lib/shmguard/holders.json (root's, 0600)"; inside ls -la /var/lib/shmguard || true; exit 1; }
+  inside journalctl -u shmguard.service --no-pager -o cat | grep -q "holder history from before the restart" \
+    || { echo "FAIL the restarted service did not read the holder history"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
+  echo "CHECK holder history kept in the StateDirectory (root's, 0600) and read back after the restart: ok"
+  for _ in $(seq 60); do
+    inside journalctl --no-pager -o cat SHMGUARD_EVENT=segment_leaked SHM_SEGMENT=nccl-Leak01 | grep -q . && break
+    sleep 1
+  done
+  inside journalctl --no-pager -o cat SHMGUARD_EVENT=segment_leaked SHM_SEGMENT=nccl-Leak01 | grep -q . \
+    || { echo "FAIL observe-only did not report the leak"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
+  inside test -e /dev/shm/nccl-Leak01 || { echo "FAIL observe-only reaped the leak"; exit 1; }
+  echo "CHECK observe-only: the leak reported (segment_leaked), not reaped: ok"
+
+  # Reaping on: configuration management removes the drop-in and reloads; no restart.
+  rm "$root/etc/shmguard/shmguard.yaml.d/10-observe.yaml"
+  pid_before=$(inside systemctl show -p MainPID --value shmguard.service)
+  inside systemctl reload shmguard.service || { echo "FAIL systemctl reload"; inside systemctl status shmguard.service || true; exit 1; }
   for _ in $(seq 120); do inside test -e /dev/shm/nccl-Leak01 || break; sleep 1; done
   ! inside test -e /dev/shm/nccl-Leak01 || { echo "FAIL the leaked segment is still there"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
   echo "CHECK leaked segment reaped by the service: ok"
   inside journalctl --no-pager -o cat SHMGUARD_EVENT=segment_reaped SHM_SEGMENT=nccl-Leak01 | grep -q . \
     || { echo "FAIL no reap entry in the journal"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
   echo "CHECK reap in the service's journal: ok"
+  [ "$(inside systemctl show -p MainPID --value shmguard.service)" = "$pid_before" ] || { echo "FAIL the reload restarted the daemon"; exit 1; }
+  inside journalctl --no-pager -o cat SHMGUARD_EVENT=config_reloaded SHM_CHANGED=reap.dryRun | grep -q "applied reap.dryRun" \
+    || { echo "FAIL no config_reloaded entry"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
+  echo "CHECK systemctl reload turned reaping on in the same process (config_reloaded): ok"
+
+  printf '# a typo\nreap:\n  grace: soon\n' > "$root/etc/shmguard/shmguard.yaml.d/20-typo.yaml"
+  inside systemctl reload shmguard.service || { echo "FAIL systemctl reload (bad drop-in)"; exit 1; }
+  for _ in $(seq 60); do
+    inside journalctl --no-pager -o cat SHMGUARD_EVENT=config_rejected | grep -q . && break
+    sleep 1
+  done
+  inside journalctl --no-pager -o json SHMGUARD_EVENT=config_rejected | grep -q '"SHM_CONFIG_FILE":"/etc/shmguard/shmguard.yaml.d/20-typo.yaml"' \
+    || { echo "FAIL no config_rejected entry naming the drop-in"; inside journalctl -u shmguard --no-pager | tail -30; exit 1; }
+  inside journalctl --no-pager -o json SHMGUARD_EVENT=config_rejected | grep -q '"SHM_CONFIG_LINE":"3"' \
+    || { echo "FAIL config_rejected without the line"; exit 1; }
+  [ "$(inside systemctl is-active shmguard.service || true)" = active ] || { echo "FAIL a bad reload stopped the service"; exit 1; }
+  inside systemctl show -p StatusText --value shmguard.service | grep -q "reload rejected" \
+    || { echo "FAIL the status line does not say the reload was rejected"; inside systemctl status shmguard.service || true; exit 1; }
+  echo "CHECK systemctl reload with a bad drop-in: config_rejected (file, line), still active, status says so: ok"
+  rm "$root/etc/shmguard/shmguard.yaml.d/20-typo.yaml"
 else
   echo "SKIP service active, reaped by the service, journal entry: the package has no unit (systemd/shmguard.service is not in this tree)"
   inside shmguard clean >"$work/clean.out" 2>&1 || { echo "FAIL shmguard clean"; cat "$work/clean.out"; exit 1; }

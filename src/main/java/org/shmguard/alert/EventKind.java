@@ -23,7 +23,9 @@ public enum EventKind {
   METRICS_LISTENING("metrics_listening", "6707deba42bf491084fdcc92d4814869", 5),
   TOO_MANY_FILES("too_many_files", "8bda90d0ac6348149f7c04c30ae2e3fc", 4),
   MOUNT_STALLED("mount_stalled", "13c84e68de4345349a8b268344efdadc", 4),
-  PASS_STALLED("pass_stalled", "5fa9c51f142649bda4b676ed3ddb28a3", 3);
+  PASS_STALLED("pass_stalled", "5fa9c51f142649bda4b676ed3ddb28a3", 3),
+  CONFIG_RELOADED("config_reloaded", "d390b54893214825b8da400724f1ddf2", 5),
+  CONFIG_REJECTED("config_rejected", "cb46f56e4fd348bda1d7e05f24331bf4", 3);
 
   private final String label;
   private final String messageId;

@@ -11,7 +11,8 @@ import picocli.CommandLine.Option;
 /** Options every command takes. */
 final class CommonOptions {
   @Option(names = {"-c", "--config"}, paramLabel = "FILE",
-      description = "Configuration file (default: /etc/shmguard/shmguard.yaml if it exists, else the built-in defaults).")
+      description = "Configuration file (default: /etc/shmguard/shmguard.yaml if it exists, else the built-in defaults), "
+          + "with the drop-ins FILE.d/*.yaml merged over it in name order (default: /etc/shmguard/shmguard.yaml.d/).")
   Path config;
 
   @Option(names = "--host-root", paramLabel = "DIR", defaultValue = "/",

@@ -2,6 +2,7 @@ package org.shmguard.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import org.shmguard.advice.SocketInUseException;
 import org.shmguard.config.Config;
@@ -11,7 +12,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "daemon", mixinStandardHelpOptions = true,
-    description = "Run in the foreground as a service: watch every shm mount with inotify and every holder's exit, reap leaked segments with their evidence, alert on capacity through journald, answer launchers on the advice socket, grow a tmpfs past critical where remount.enabled allows, and tell systemd (Type=notify) when it is ready, what it is doing, and that it is alive. Stops on SIGTERM or SIGINT.",
+    description = "Run in the foreground as a service: watch every shm mount with inotify and every holder's exit, reap leaked segments with their evidence, alert on capacity through journald, answer launchers on the advice socket, grow a tmpfs past critical where remount.enabled allows, and tell systemd (Type=notify) when it is ready, what it is doing, and that it is alive. Stops on SIGTERM or SIGINT; on SIGHUP (systemctl reload) reads the configuration and its drop-ins again and applies what a running daemon can change, or keeps the running one and says why.",
     footer = {"", "Exit status: 0 stopped by a signal, 70 the service failed, 75 another shmguard already answers on "
         + "advice.socket (EX_TEMPFAIL: systemd restarts the service until that one stops), 78 bad configuration "
         + "(EX_CONFIG: a value that fails validation). A metrics port that cannot listen (busy, or its address not on "
@@ -25,16 +26,19 @@ final class DaemonCommand implements Callable<Integer> {
       + "every remount it would make, and unlink, rename or remount nothing. The same as reap.dryRun: true.")
   boolean dryRun;
 
+  @Option(names = "--state-dir", paramLabel = "DIR", description = "Where the holder history survives a restart or an "
+      + "upgrade (holders.json). Default: systemd's $STATE_DIRECTORY (the unit's StateDirectory=shmguard: /var/lib/shmguard); "
+      + "without either, none is kept and a restart waits out the grace for files it saw held.")
+  Path stateDir;
+
   @Override
   public Integer call() throws Exception {
-    Config config = common.loadConfig();
-    if (dryRun) {
-      config = config.withDryRun();
-    }
+    Service.ConfigSource source = () -> dryRun ? common.loadConfig().withDryRun() : common.loadConfig();
+    Config config = source.load();
     Main.setLogLevel(config.log().level());
     PrintWriter err = common.spec.commandLine().getErr();
     Service.Ending ending;
-    try (Service service = startService(config)) {
+    try (Service service = startService(config, new Service.Options(stateDirectory(), source, Main::setLogLevel))) {
       ending = service.runUntilStopped();
       if (ending.stuck()) {
         // A thread that waits on a filesystem that stopped answering cannot be woken; exiting ends it.
@@ -56,9 +60,18 @@ final class DaemonCommand implements Callable<Integer> {
   }
 
   /** Start-up failures apart from those of closing: only the first are "cannot start". */
-  private Service startService(Config config) throws SocketInUseException, StartFailed {
+  /** --state-dir, else the first of systemd's $STATE_DIRECTORY, else none. */
+  private Path stateDirectory() {
+    if (stateDir != null) {
+      return stateDir;
+    }
+    String fromSystemd = System.getenv("STATE_DIRECTORY");
+    return fromSystemd == null || fromSystemd.isBlank() ? null : Path.of(fromSystemd.split(":")[0]);
+  }
+
+  private Service startService(Config config, Service.Options options) throws SocketInUseException, StartFailed {
     try {
-      return Service.start(config, common.hostPaths(), ScanOutput::render);
+      return Service.start(config, common.hostPaths(), ScanOutput::render, options);
     } catch (SocketInUseException e) {
       throw e;
     } catch (IOException e) {

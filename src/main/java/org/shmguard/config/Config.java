@@ -4,7 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.function.ToIntFunction;
+import java.util.function.Function;
 import org.shmguard.policy.CapacityPolicy;
 import org.shmguard.policy.Glob;
 import org.shmguard.policy.ReapPolicy;
@@ -116,16 +116,17 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
   }
 
   static Config from(String source, Map<String, Object> v) throws ConfigException {
-    return from(source, v, key -> 0);
+    ConfigPlace defaults = ConfigPlace.defaults(source);
+    return from(source, v, key -> defaults);
   }
 
   /**
    * The rules between keys first ({@link CrossKeyRules}), then each section reads its part.
    *
-   * @param lineOf the line a key was set on in the file, 0 for a default (for the errors of {@link CrossKeyRules})
+   * @param placeOf the file and line a key was set on (for the errors of {@link CrossKeyRules})
    */
-  static Config from(String source, Map<String, Object> v, ToIntFunction<String> lineOf) throws ConfigException {
-    CrossKeyRules.check(source, v, lineOf);
+  static Config from(String source, Map<String, Object> v, Function<String, ConfigPlace> placeOf) throws ConfigException {
+    CrossKeyRules.check(v, placeOf);
     return new Config(source, read(ConfigSchema.MOUNTS, source, v), read(ConfigSchema.REAP, source, v),
         read(ConfigSchema.DAEMON, source, v), read(ConfigSchema.LOG, source, v), read(ConfigSchema.CAPACITY, source, v),
         read(ConfigSchema.ADVICE, source, v), read(ConfigSchema.REMOUNT, source, v), read(ConfigSchema.METRICS, source, v),
@@ -133,6 +134,7 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
   }
 
   private static <T> T read(ConfigSection<T> section, String source, Map<String, Object> v) {
-    return section.read(section.values(source, v, key -> 0));
+    ConfigPlace defaults = ConfigPlace.defaults(source);
+    return section.read(section.values(v, key -> defaults));
   }
 }

@@ -50,6 +50,16 @@ public final class ConfigException extends Exception {
     return new ConfigException(flat);
   }
 
+  /**
+   * One exception for the errors of several files, each file's in the order of its lines and the
+   * files in the order they were read (the main file, then its drop-ins).
+   */
+  public static ConfigException inFileOrder(List<ConfigException> perFile) {
+    List<ConfigException> flat = new ArrayList<>();
+    perFile.forEach(e -> flat.addAll(e.errors));
+    return flat.size() == 1 ? flat.get(0) : new ConfigException(flat);
+  }
+
   /** Each error this exception reports, in the order of their lines. */
   public List<ConfigException> errors() {
     return errors;

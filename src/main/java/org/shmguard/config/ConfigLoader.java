@@ -17,12 +17,17 @@ import java.util.Set;
 
 /**
  * Loads the configuration: an explicit file, else /etc/shmguard/shmguard.yaml if present, else
- * the built-in defaults (the shipped config/shmguard.yaml, bundled in the jar). A file's keys
- * override the defaults one by one.
+ * the built-in defaults (the shipped config/shmguard.yaml, bundled in the jar); then the drop-ins
+ * beside that file ({@code shmguard.yaml.d/*.yaml}, see {@link DropIns}), in byte order of their
+ * names. Each file is merged over what came before it: a section merges key by key, and a key a
+ * later file sets replaces the value before it whole (a scalar, and a list too: a drop-in's
+ * {@code reap.patterns} is the whole list, not an addition to it). Every file is checked on its
+ * own (file, line, key); the rules between keys are checked on the merged result and name the
+ * file and line of the key set last.
  *
  * <pre>{@code
- * Config c = ConfigLoader.resolve(null);            // the system file or the defaults
- * Config c = ConfigLoader.load(Path.of("my.yaml")); // a file over the defaults
+ * Config c = ConfigLoader.resolve(null);            // the system file and its drop-ins, or the defaults
+ * Config c = ConfigLoader.load(Path.of("my.yaml")); // one file over the defaults, without drop-ins
  * }</pre>
  */
 public final class ConfigLoader {
@@ -32,16 +37,63 @@ public final class ConfigLoader {
 
   private ConfigLoader() {}
 
-  /** The configuration to run with: {@code explicit} if given, else the system file if it exists, else the defaults. */
+  /**
+   * The configuration to run with: {@code explicit} if given, else the system file if it exists,
+   * else the defaults; with the drop-ins of that file ({@link #dropInDirectory}) over it.
+   */
   public static Config resolve(Path explicit) throws ConfigException {
-    if (explicit != null) {
-      return load(explicit);
-    }
+    Path main = explicit != null ? explicit : SYSTEM_FILE;
     // A dangling link there is an error to report, not a reason to run on the defaults.
-    if (Files.exists(SYSTEM_FILE, LinkOption.NOFOLLOW_LINKS)) {
-      return load(SYSTEM_FILE);
+    boolean readMain = explicit != null || Files.exists(SYSTEM_FILE, LinkOption.NOFOLLOW_LINKS);
+    return merged(readMain ? main : null, DropIns.list(dropInDirectory(main)));
+  }
+
+  /** Where the drop-ins of {@code main} are looked for: {@code main} with ".d" added ("/etc/shmguard/shmguard.yaml.d"). */
+  public static Path dropInDirectory(Path main) {
+    return DropIns.directoryOf(main);
+  }
+
+  /**
+   * {@code main} (null: none) and then each of {@code dropIns} over the defaults. Every file's
+   * errors are reported together, in the order the files are read.
+   */
+  static Config merged(Path main, List<Path> dropIns) throws ConfigException {
+    Map<String, Object> values = defaultValues();
+    Map<String, ConfigPlace> places = new HashMap<>();
+    List<ConfigException> errors = new ArrayList<>();
+    List<Path> files = new ArrayList<>();
+    if (main != null) {
+      files.add(main);
     }
-    return defaults();
+    files.addAll(dropIns);
+    for (int rank = 0; rank < files.size(); rank++) {
+      Path file = files.get(rank);
+      String source = file.toString();
+      try {
+        Map<String, Integer> lines = new HashMap<>();
+        Map<String, Object> layer = validate(YamlNode.parse(new StringReader(ConfigFile.read(file)), source), source, lines);
+        values.putAll(layer);
+        int r = main == null ? rank + 1 : rank;
+        lines.forEach((key, line) -> places.put(key, new ConfigPlace(source, line, r)));
+      } catch (ConfigException e) {
+        errors.add(e);
+      }
+    }
+    if (!errors.isEmpty()) {
+      throw ConfigException.inFileOrder(errors);
+    }
+    String source = describe(main, dropIns);
+    ConfigPlace defaults = ConfigPlace.defaults(DEFAULTS_SOURCE);
+    return Config.from(source, values, key -> places.getOrDefault(key, defaults));
+  }
+
+  /** "/etc/shmguard/shmguard.yaml + shmguard.yaml.d/10-observe.yaml": what the start-up line names. */
+  private static String describe(Path main, List<Path> dropIns) {
+    StringBuilder sb = new StringBuilder(main == null ? DEFAULTS_SOURCE : main.toString());
+    for (Path d : dropIns) {
+      sb.append(" + ").append(d.getParent().getFileName()).append('/').append(d.getFileName());
+    }
+    return sb.toString();
   }
 
   /** The built-in defaults. */
@@ -49,7 +101,7 @@ public final class ConfigLoader {
     return Config.from(DEFAULTS_SOURCE, defaultValues());
   }
 
-  /** A file's settings over the defaults; the file is read within {@link ConfigLimits} (see {@link ConfigFile}). */
+  /** One file's settings over the defaults, without drop-ins; the file is read within {@link ConfigLimits} (see {@link ConfigFile}). */
   public static Config load(Path file) throws ConfigException {
     return parse(new StringReader(ConfigFile.read(file)), file.toString());
   }
@@ -59,7 +111,8 @@ public final class ConfigLoader {
     Map<String, Object> values = defaultValues();
     Map<String, Integer> lines = new HashMap<>();
     values.putAll(validate(YamlNode.parse(yaml, source), source, lines));
-    return Config.from(source, values, key -> lines.getOrDefault(key, 0));
+    ConfigPlace defaults = ConfigPlace.defaults(DEFAULTS_SOURCE);
+    return Config.from(source, values, key -> lines.containsKey(key) ? new ConfigPlace(source, lines.get(key), 0) : defaults);
   }
 
   private static Map<String, Object> defaultValues() throws ConfigException {

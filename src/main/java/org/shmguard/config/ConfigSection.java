@@ -3,7 +3,7 @@ package org.shmguard.config;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.function.ToIntFunction;
+import java.util.function.Function;
 
 /**
  * One section of the configuration ({@code reap}, {@code capacity}, ...): the keys it owns with
@@ -55,23 +55,21 @@ abstract class ConfigSection<T> {
   /** The rules between keys, checked once every key has its value; the first broken one is thrown. */
   void check(Values v) throws ConfigException {}
 
-  /** Every key's value (the file's over the defaults), as this section reads it. */
-  final Values values(String source, Map<String, Object> all, ToIntFunction<String> lineOf) {
-    return new Values(this, source, all, lineOf);
+  /** Every key's value (the files' over the defaults), as this section reads it; {@code placeOf} says where each was set. */
+  final Values values(Map<String, Object> all, Function<String, ConfigPlace> placeOf) {
+    return new Values(this, all, placeOf);
   }
 
   /** The values a section reads: its own keys by their short names, another section's by the full path. */
   static final class Values {
     private final ConfigSection<?> section;
-    private final String source;
     private final Map<String, Object> all;
-    private final ToIntFunction<String> lineOf;
+    private final Function<String, ConfigPlace> placeOf;
 
-    private Values(ConfigSection<?> section, String source, Map<String, Object> all, ToIntFunction<String> lineOf) {
+    private Values(ConfigSection<?> section, Map<String, Object> all, Function<String, ConfigPlace> placeOf) {
       this.section = section;
-      this.source = source;
       this.all = all;
-      this.lineOf = lineOf;
+      this.placeOf = placeOf;
     }
 
     /** The value of this section's {@code key}. */
@@ -88,10 +86,12 @@ abstract class ConfigSection<T> {
 
     /**
      * An error about {@code key} (a full path) broken together with {@code otherKey}: it names the
-     * later of the two lines, since the key set last is usually the one just edited.
+     * file and line of the one set last (a later drop-in, or a later line of the same file), since
+     * the key set last is usually the one just edited.
      */
     ConfigException broken(String key, String otherKey, String message) {
-      return new ConfigException(source, Math.max(lineOf.applyAsInt(key), lineOf.applyAsInt(otherKey)), key, message);
+      ConfigPlace at = ConfigPlace.later(placeOf.apply(key), placeOf.apply(otherKey));
+      return new ConfigException(at.source(), at.line(), key, message);
     }
   }
 }

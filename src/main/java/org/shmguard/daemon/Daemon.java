@@ -40,11 +40,17 @@ public final class Daemon implements AutoCloseable {
   private final Worker worker;
   private final Thread thread;
   private final Schedules schedules;
+  private final HostPaths paths;
+  private final Engine engine;
+  private final Planner planner;
 
-  private Daemon(Worker worker, Thread thread, Schedules schedules) {
+  private Daemon(Worker worker, Thread thread, Schedules schedules, HostPaths paths, Engine engine, Planner planner) {
     this.worker = worker;
     this.thread = thread;
     this.schedules = schedules;
+    this.paths = paths;
+    this.engine = engine;
+    this.planner = planner;
   }
 
   /** Starts the worker thread and the schedules; the first pass runs at once. */
@@ -74,6 +80,16 @@ public final class Daemon implements AutoCloseable {
    */
   static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
       Function<Engine, Actor> acts, List<Consumer<Engine.Pass>> listeners, Duration passDeadline) throws IOException {
+    return start(config, paths, sink, notifier, acts, listeners, passDeadline, HolderState.NONE);
+  }
+
+  /**
+   * As above, starting from what {@code state} remembers of the daemon before a restart and
+   * keeping this one's holder history there after every pass.
+   */
+  static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
+      Function<Engine, Actor> acts, List<Consumer<Engine.Pass>> listeners, Duration passDeadline, HolderState state)
+      throws IOException {
     Config.Daemon d = config.daemon();
     if (config.reap().dryRun()) {
       LOG.warn("shmguard starting in a dry run: it reports what it would reap and remount, and changes nothing");
@@ -83,21 +99,23 @@ public final class Daemon implements AutoCloseable {
         Durations.human(config.reap().grace()), config.reap().patterns(), config.reap().deny(),
         config.reap().dryRun() ? ", dry run" : "", sink.describe());
     Engine engine = Engine.create(config, paths);
+    engine.remember(state.load());
     ProcessDetails details = new ProcessDetails(paths);
     Config.Capacity c = config.capacity();
     Poll poll = Poll.create();
-    Worker worker = new Worker(engine,
-        // A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap.
-        new MountChanges(paths, new MountDiscovery(paths), config.autoDiscover(), config.mountPaths())::devices,
+    Planner planner = new Planner(engine.policy(), config.remount().policy(), c.policy(), c.topHolders());
+    Worker worker = new Worker(engine, rediscovery(config, paths),
         new MountWatches(Inotify.open()),
         new ExitWatches(d.watchHolders(), pid -> {
           ProcessInfo info = details.read(pid);
           return info == null ? null : info.startTicks();
         }),
         poll, sink, notifier, d.settle(),
-        new Planner(engine.policy(), config.remount().policy(), c.policy(), c.topHolders()), acts.apply(engine),
-        passDeadline);
+        planner, acts.apply(engine), passDeadline);
     listeners.forEach(worker::addListener);
+    if (state != HolderState.NONE) {
+      worker.addListener(pass -> state.keep(pass.judgement().snapshot(), engine.history()));
+    }
     PathWalks.shared().onStallAndRecovery(
         path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " did not answer within "
             + PathWalks.DEADLINE.toMillis() + " ms (its filesystem, or one on the way to it, is not answering);"
@@ -113,11 +131,48 @@ public final class Daemon implements AutoCloseable {
     }, "shmguard-worker");
     thread.start();
     try {
-      return new Daemon(worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()));
+      return new Daemon(worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()), paths, engine,
+          planner);
     } catch (org.quartz.SchedulerException | IllegalArgumentException e) {
       worker.stop();
       throw new IOException("cannot start the schedules: " + e.getMessage(), e);
     }
+  }
+
+  /** A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap. */
+  private static Worker.Rediscovery rediscovery(Config config, HostPaths paths) {
+    return new MountChanges(paths, new MountDiscovery(paths), config.autoDiscover(), config.mountPaths())::devices;
+  }
+
+  /**
+   * Runs with {@code config}'s settings from the next pass on: what it watches and reaps
+   * (mounts, reap, families, namespaces), capacity thresholds and the remount trigger; what it
+   * learned is kept (holder history, capacity levels, what it reported). The sections read only
+   * at start ({@link org.shmguard.config.ConfigChanges#RESTART_SECTIONS}) are not looked at. The
+   * future completes once the settings are in place, before the pass they start with.
+   */
+  public CompletableFuture<Void> reconfigure(Config config) {
+    Engine fresh = Engine.create(config, paths);
+    Config.Capacity c = config.capacity();
+    return worker.reconfigure(() -> {
+      engine.adopt(fresh);
+      planner.reconfigure(fresh.policy(), config.remount().policy(), c.policy(), c.topHolders());
+    }, rediscovery(config, paths));
+  }
+
+  /** Whether the first full pass is done and systemd was told READY=1. */
+  public boolean ready() {
+    return worker.ready();
+  }
+
+  /** The one-line status systemd shows (STATUS=), with a note if one is set. */
+  public String statusLine() {
+    return worker.statusLine();
+  }
+
+  /** A note said after the status line from now on (a rejected reload), null for none. */
+  public void note(String text) {
+    worker.note(text);
   }
 
   /** What the daemon has done so far. */

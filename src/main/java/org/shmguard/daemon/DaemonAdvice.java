@@ -77,6 +77,11 @@ final class DaemonAdvice implements Closeable {
     return advice;
   }
 
+  /** Remounts by {@code config}'s remount section and dry run from now on (a reloaded configuration). */
+  void reconfigure(Config config) {
+    remounter.reconfigure(config.remount().policy(), config.reap().dryRun());
+  }
+
   /** Lets root's CLEAN requests run through the daemon's worker, so their reaps are alerted like any other. */
   void attach(Daemon d) {
     this.daemon = d;

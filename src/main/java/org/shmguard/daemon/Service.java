@@ -1,6 +1,8 @@
 package org.shmguard.daemon;
 
 import java.io.IOException;
+import java.nio.file.Path;
+import java.util.function.Consumer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -33,11 +35,36 @@ public final class Service implements AutoCloseable {
   private final MetricsOutputs metrics;
   private final DaemonAdvice advice;
   private final Daemon daemon;
+  private final HolderState state;
+  private final ConfigReload reload;
 
-  private Service(MetricsOutputs metrics, DaemonAdvice advice, Daemon daemon) {
+  private Service(MetricsOutputs metrics, DaemonAdvice advice, Daemon daemon, HolderState state, ConfigReload reload) {
     this.metrics = metrics;
     this.advice = advice;
     this.daemon = daemon;
+    this.state = state;
+    this.reload = reload;
+  }
+
+  /**
+   * What the service needs beyond its configuration.
+   *
+   * @param stateDirectory where the holder history survives a restart (systemd's STATE_DIRECTORY,
+   *     or --state-dir); null keeps none
+   * @param reloadFrom reads the configuration again on SIGHUP; null: SIGHUP is not handled
+   * @param logLevel sets log.level on a reload
+   */
+  public record Options(Path stateDirectory, ConfigSource reloadFrom, Consumer<String> logLevel) {
+    public static final Options NONE = new Options(null, null, level -> {});
+
+    public Options {
+      logLevel = logLevel == null ? level -> {} : logLevel;
+    }
+  }
+
+  /** Reads the configuration again for a reload: what start-up read (the file given, or the system file), with its drop-ins. */
+  public interface ConfigSource {
+    Config load() throws org.shmguard.config.ConfigException;
   }
 
   /**
@@ -54,6 +81,11 @@ public final class Service implements AutoCloseable {
 
   /** As {@link #start(Config, HostPaths)}, answering SCAN on the socket with {@code scans} (null: no SCAN). */
   public static Service start(Config config, HostPaths paths, ScanAnswer.Renderer scans) throws IOException {
+    return start(config, paths, scans, Options.NONE);
+  }
+
+  /** As above, keeping the holder history in {@code options}' state directory and reloading on SIGHUP. */
+  public static Service start(Config config, HostPaths paths, ScanAnswer.Renderer scans, Options options) throws IOException {
     AlertSink journal = JournalAlertSink.choose();
     if (Boolean.getBoolean("shmguard.training")) {
       // make-cds-archive's training run (a dry run, to record the daemon's classes): its findings are no alerts.
@@ -64,10 +96,15 @@ public final class Service implements AutoCloseable {
     try {
       AlertSink sink = new CountingAlertSink(journal, metrics);
       advice = DaemonAdvice.start(config, paths, sink, metrics::remounted, metrics::adviceAnswered, scans);
-      Daemon daemon = Daemon.start(config, paths, sink, ServiceNotifier.fromEnvironment(), advice.acts(sink),
-          List.of(pass -> metrics.passCompleted(pass, pass.took())), PassThread.DEADLINE);
+      HolderState state = HolderState.at(options.stateDirectory(), paths);
+      ServiceNotifier notifier = ServiceNotifier.fromEnvironment();
+      Daemon daemon = Daemon.start(config, paths, sink, notifier, advice.acts(sink),
+          List.of(pass -> metrics.passCompleted(pass, pass.took())), PassThread.DEADLINE, state);
       advice.attach(daemon);
-      return new Service(metrics, advice, daemon);
+      DaemonAdvice a = advice;
+      ConfigReload reload = options.reloadFrom() == null ? null
+          : new ConfigReload(options.reloadFrom(), config, daemon, a::reconfigure, options.logLevel(), sink, notifier);
+      return new Service(metrics, advice, daemon, state, reload);
     } catch (IOException | RuntimeException e) {
       if (advice != null) {
         advice.close();
@@ -89,6 +126,9 @@ public final class Service implements AutoCloseable {
   /** Runs until SIGTERM or SIGINT, or until the worker fails; then stops the daemon. */
   public Ending runUntilStopped() throws InterruptedException {
     CountDownLatch asked = new CountDownLatch(1);
+    if (reload != null) {
+      ReloadSignal.onHup(reload::reload);
+    }
     StopSignals.onTermOrInt(() -> {
       asked.countDown();
       daemon.stop();
@@ -99,6 +139,7 @@ public final class Service implements AutoCloseable {
     boolean stopped = daemon.awaitStopped(STOP_GRACE);
     if (stopped) {
       daemon.close();
+      state.close(); // the last pass's history written before the process exits
     }
     return new Ending(!stopped, daemon.failed());
   }

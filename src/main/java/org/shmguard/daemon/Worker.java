@@ -53,10 +53,10 @@ final class Worker implements Runnable {
   /** The soonest a pass runs again for a segment leaving its grace: a bound on passes, whatever the clocks say. */
   private static final long GRACE_MIN_WAIT_NANOS = Duration.ofMillis(50).toNanos();
 
-  enum Request { SWEEP, REDISCOVER, SUMMARY }
+  enum Request { SWEEP, REDISCOVER, SUMMARY, RECONFIGURE }
 
   private final Engine engine;
-  private final Rediscovery rediscovery;
+  private Rediscovery rediscovery;
   private final MountWatches mounts;
   private final ExitWatches exits;
   private final Poll poll;
@@ -81,9 +81,13 @@ final class Worker implements Runnable {
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
   private final List<Consumer<Engine.Pass>> listeners = new CopyOnWriteArrayList<>();
   private final List<CompletableFuture<Engine.Pass>> waiters = new ArrayList<>();
+  /** A reloaded configuration's settings, waiting for the worker to apply them between passes. */
+  private Reconfiguration reconfiguration;
+  /** Said after the status line while it holds (a rejected reload), "" for nothing. */
+  private volatile String note = "";
   private volatile boolean stopping;
   private volatile boolean failed;
-  private boolean ready;
+  private volatile boolean ready;
   private volatile DaemonStatus status = new DaemonStatus(0, 0, 0, 0, 0, 0, null, -1);
   private long pendingSince = -1;
   private long retryAt = -1;
@@ -134,6 +138,41 @@ final class Worker implements Runnable {
     poll.wake();
   }
 
+  /**
+   * New settings from a reloaded configuration: {@code onPassThread} swaps them in on the pass
+   * thread between two passes (the engine's and the planner's), then this worker looks for mounts
+   * with {@code newRediscovery} and runs a full pass. The future completes once they are in
+   * place; exceptionally if the daemon stops first.
+   */
+  CompletableFuture<Void> reconfigure(Runnable onPassThread, Rediscovery newRediscovery) {
+    Reconfiguration r = new Reconfiguration(onPassThread, newRediscovery, new CompletableFuture<>());
+    synchronized (requests) {
+      if (reconfiguration != null) {
+        reconfiguration.done().completeExceptionally(new IllegalStateException("a newer reload replaced it"));
+      }
+      reconfiguration = r;
+    }
+    request(Request.RECONFIGURE);
+    return r.done();
+  }
+
+  private record Reconfiguration(Runnable onPassThread, Rediscovery rediscovery, CompletableFuture<Void> done) {}
+
+  /** Said after the status line (STATUS=) until replaced; "" for nothing. */
+  void note(String text) {
+    note = text == null ? "" : text;
+  }
+
+  /** Whether READY=1 was sent (after the first full pass). */
+  boolean ready() {
+    return ready;
+  }
+
+  /** The one-line status, with the note if there is one. */
+  String statusLine() {
+    return status.line() + note;
+  }
+
   /** Called on the worker thread after every pass; it must be quick and must not throw. */
   void addListener(Consumer<Engine.Pass> listener) {
     listeners.add(listener);
@@ -177,7 +216,7 @@ final class Worker implements Runnable {
     try {
       passSafely();
       if (!stopping) {
-        notifier.ready(status.line());
+        notifier.ready(statusLine());
         ready = true;
         org.shmguard.nativ.NativeHeap.trim(); // what starting freed goes back to the kernel
       }
@@ -192,6 +231,11 @@ final class Worker implements Runnable {
     } finally {
       passThread.close();
       failWaiters(new IllegalStateException("the daemon is stopping"));
+      synchronized (requests) {
+        if (reconfiguration != null) {
+          reconfiguration.done().completeExceptionally(new IllegalStateException("the daemon is stopping"));
+        }
+      }
       notifier.stopping();
       exits.close();
       mounts.close();
@@ -244,6 +288,7 @@ final class Worker implements Runnable {
           }
         }
         case SUMMARY -> summary();
+        case RECONFIGURE -> reconfigureNow(now);
       }
     }
     now = System.nanoTime();
@@ -254,6 +299,30 @@ final class Worker implements Runnable {
       passSafely();
     }
     pingWatchdog();
+  }
+
+  /** Swaps a reload's settings in on the pass thread (after any pass running there), then asks for a full pass. */
+  private void reconfigureNow(long now) {
+    Reconfiguration r;
+    synchronized (requests) {
+      r = reconfiguration;
+      reconfiguration = null;
+    }
+    if (r == null) {
+      return;
+    }
+    Boolean applied = passThread.run(() -> {
+      r.onPassThread().run();
+      return Boolean.TRUE;
+    }, () -> stopping, this::pingWatchdog);
+    if (applied == null) {
+      r.done().completeExceptionally(new IllegalStateException("the daemon is stopping"));
+      return;
+    }
+    rediscovery = r.rediscovery();
+    due(now - settleNanos);
+    requested = true;
+    r.done().complete(null);
   }
 
   /** WATCHDOG=1 when due, once READY=1 was sent: from this loop, and while it waits for a pass that is on time. */
@@ -378,7 +447,7 @@ final class Worker implements Runnable {
     LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
         status.line());
     if (ready) {
-      notifier.status(status.line());
+      notifier.status(statusLine());
     }
     for (Action a : plan.actions()) {
       if (!(a instanceof Action.Reap)) { // carried out in the pass

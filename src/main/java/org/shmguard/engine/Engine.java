@@ -17,6 +17,7 @@ import org.shmguard.policy.Judgement;
 import org.shmguard.policy.Plan;
 import org.shmguard.policy.Planner;
 import org.shmguard.policy.ReapPolicy;
+import org.shmguard.policy.RememberedHolders;
 import org.shmguard.remedy.HolderConfirmer;
 import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.remedy.Reaper;
@@ -33,11 +34,15 @@ import org.shmguard.remedy.Reaper;
  * }</pre>
  */
 public final class Engine {
-  private final Observer observer;
-  private final Reaper reaper;
-  private final ReapPolicy policy;
-  private final boolean dryRun;
-  private HolderHistory history = HolderHistory.empty();
+  // Replaced together by adopt() (a reloaded configuration), under this engine's lock.
+  private Observer observer;
+  private volatile Reaper reaper;
+  private volatile ReapPolicy policy;
+  private volatile boolean dryRun;
+  /** Read by the daemon's state keeper without the lock: a pass stuck in the kernel holds it. */
+  private volatile HolderHistory history = HolderHistory.empty();
+  /** What a daemon before a restart saw hold which file: admitted at the next judgement, then dropped. */
+  private RememberedHolders remembered;
 
   Engine(Observer observer, Reaper reaper, ReapPolicy policy, boolean dryRun) {
     this.observer = observer;
@@ -92,6 +97,10 @@ public final class Engine {
 
   private Judgement judge(boolean sameMounts) {
     Snapshot snap = observer.observe(sameMounts);
+    if (remembered != null) {
+      history = remembered.admit(snap, history);
+      remembered = null;
+    }
     Judgement j = Judge.judge(snap, history, policy);
     history = history.next(snap);
     return j;
@@ -140,6 +149,31 @@ public final class Engine {
    */
   public List<ReapOutcome> reap(Action.Reap r) {
     return reaper.carry(r);
+  }
+
+  /**
+   * Takes {@code fresh}'s settings (a reloaded configuration: what it observes, examines, reaps
+   * and whether it only reports), keeping what this engine learned: the holder history. The next
+   * pass discovers the mounts afresh.
+   */
+  public synchronized void adopt(Engine fresh) {
+    observer = fresh.observer;
+    reaper = fresh.reaper;
+    policy = fresh.policy;
+    dryRun = fresh.dryRun;
+  }
+
+  /**
+   * What a daemon before a restart saw hold which file; the next judgement takes what the host
+   * still matches ({@link RememberedHolders#admit}), so a leak it knew is reaped at once.
+   */
+  public synchronized void remember(RememberedHolders before) {
+    remembered = before;
+  }
+
+  /** Who each examined segment was last seen held by, as of the last pass: what a restart should remember. */
+  public HolderHistory history() {
+    return history;
   }
 
   /** True when every pass only reports (reap.dryRun, or the daemon's --dry-run): nothing is unlinked. */

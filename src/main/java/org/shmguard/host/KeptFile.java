@@ -97,6 +97,21 @@ public final class KeptFile implements AutoCloseable {
     }
   }
 
+  /**
+   * Stops taking writes and waits up to {@code d} for the one running and the one waiting (the
+   * newest content) to be written; true if they were. For a file whose last content matters at a
+   * stop (the holder history).
+   */
+  public boolean closeWithin(java.time.Duration d) {
+    writer.shutdown();
+    try {
+      return writer.awaitTermination(d.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
   /** Stops taking writes; one already running is left to finish on its own thread. */
   @Override
   public void close() {

@@ -51,7 +51,9 @@ public final class RootDirectory implements AutoCloseable {
   static final int O_CLOEXEC = 0x80000;
   static final int O_DIRECTORY = Platform.isARM() ? 0x4000 : 0x10000;
   static final int O_NOFOLLOW = Platform.isARM() ? 0x8000 : 0x20000;
+  private static final int O_NOCTTY = 0x100;
   private static final int EINTR = 4;
+  private static final int ELOOP = 40;
   private static final SecureRandom RANDOM = new SecureRandom();
 
   /** Raw libc entry points; every call reports failure by throwing LastErrorException. */
@@ -213,6 +215,32 @@ public final class RootDirectory implements AutoCloseable {
    */
   public Path throughHandle(String name) {
     return Path.of("/proc/self/fd/" + fd + "/" + checkName(name));
+  }
+
+  /**
+   * Up to {@code limit + 1} bytes of the regular file {@code name} in this directory, with its
+   * owner and mode: opened without following a link (O_NOFOLLOW) or waiting on a FIFO
+   * (O_NONBLOCK), and checked on its descriptor. A link, FIFO or anything else there is an
+   * error; a missing file is {@link java.nio.file.NoSuchFileException}.
+   */
+  public SmallFiles.Contents readFile(String name, int limit) throws IOException {
+    String what = path.resolve(name).toString();
+    int file;
+    try {
+      file = libc.openat(fd, cName(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+    } catch (LastErrorException e) {
+      if (e.getErrorCode() == ELOOP) {
+        throw new SmallFiles.NotARegularFileException(what, "a symbolic link");
+      }
+      throw NativeErrors.io("open " + what, e);
+    }
+    try {
+      StatxResult st = statOf(libc, file, new byte[] {0}, AT_EMPTY_PATH, what);
+      SmallFiles.requireRegular(what, st);
+      return new SmallFiles.Contents(SmallFiles.read(file, what, limit + 1), st.uid(), st.mode() & 07777);
+    } finally {
+      close(file);
+    }
   }
 
   /** Removes {@code name} if it is still the very entry {@code expected} describes (same device and inode). */

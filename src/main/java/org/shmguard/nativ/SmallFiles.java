@@ -88,7 +88,7 @@ public final class SmallFiles {
     }
   }
 
-  private static byte[] read(int fd, String path, int max) throws IOException {
+  static byte[] read(int fd, String path, int max) throws IOException {
     Memory buf = new Memory(max);
     int total = 0;
     while (total < max) {
@@ -109,7 +109,7 @@ public final class SmallFiles {
     return buf.getByteArray(0, total);
   }
 
-  private static void requireRegular(String path, StatxResult st) throws NotARegularFileException {
+  static void requireRegular(String path, StatxResult st) throws NotARegularFileException {
     if (!st.isRegularFile()) {
       throw new NotARegularFileException(path, kind(st.mode()));
     }

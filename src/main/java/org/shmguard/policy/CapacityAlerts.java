@@ -19,13 +19,19 @@ import org.shmguard.model.Snapshot;
  * machine ({@link CapacityWatch}): the changes it reports also drive the remount trigger.
  */
 final class CapacityAlerts {
-  private final int topHolders;
+  private int topHolders;
   private CapacityWatch watch;
   private Set<FileKey> reportedFailures = new HashSet<>();
 
   CapacityAlerts(CapacityPolicy policy, int topHolders) {
     this.watch = CapacityWatch.start(policy);
     this.topHolders = topHolders;
+  }
+
+  /** New thresholds and holder count (a reloaded configuration), keeping each mount's level: nothing is raised again. */
+  void reconfigure(CapacityPolicy policy, int newTopHolders) {
+    watch = watch.withPolicy(policy);
+    topHolders = newTopHolders;
   }
 
   /** Raises this pass's events into {@code sink} and returns the level changes it brought. */

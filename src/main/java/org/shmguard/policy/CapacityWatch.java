@@ -25,6 +25,11 @@ public final class CapacityWatch {
     this.levels = levels;
   }
 
+  /** The same levels judged from now on by {@code newPolicy} (a reloaded configuration): no mount starts over. */
+  public CapacityWatch withPolicy(CapacityPolicy newPolicy) {
+    return new CapacityWatch(newPolicy, levels);
+  }
+
   public static CapacityWatch start(CapacityPolicy policy) {
     return new CapacityWatch(policy, Map.of());
   }

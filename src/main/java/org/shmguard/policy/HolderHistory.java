@@ -46,6 +46,24 @@ public final class HolderHistory {
   }
 
   /**
+   * The holders of {@code key} when every one is known (not "too many to follow"): the evidence a
+   * restart may carry over; empty otherwise.
+   */
+  public List<ProcessInfo> completeHolders(FileKey key) {
+    return partial.contains(key) ? List.of() : lastHolders(key);
+  }
+
+  /** This history with {@code more} added for the segments it knows nothing of (what a restart brought back). */
+  HolderHistory with(Map<FileKey, List<ProcessInfo>> more) {
+    if (more.isEmpty()) {
+      return this;
+    }
+    Map<FileKey, List<ProcessInfo>> next = new HashMap<>(more);
+    next.putAll(lastHolders);
+    return new HolderHistory(Map.copyOf(next), partial);
+  }
+
+  /**
    * True when holders were seen earlier and every one of them has exited since: its pid is gone,
    * or now belongs to a process that started later. A holder that is alive but let go does not count.
    */

@@ -28,8 +28,8 @@ public final class Planner {
   /** What a remount on the capacity path gives as its reason. */
   public static final String CRITICAL_TRIGGER = "it passed the critical threshold";
 
-  private final ReapPolicy reap;
-  private final RemountPolicy remount;
+  private ReapPolicy reap;
+  private RemountPolicy remount;
   private final CapacityAlerts capacity;
   private final FileCountAlerts files = new FileCountAlerts();
   private final SegmentAlerts segments = new SegmentAlerts();
@@ -40,6 +40,17 @@ public final class Planner {
     this.reap = reap;
     this.remount = remount;
     this.capacity = new CapacityAlerts(capacity, topHolders);
+  }
+
+  /**
+   * Plans from now on with these policies (a reloaded configuration), remembering what earlier
+   * passes saw: each mount's capacity level, the leaks and mounts already reported. Called between
+   * passes, by the thread that plans.
+   */
+  public void reconfigure(ReapPolicy newReap, RemountPolicy newRemount, CapacityPolicy newCapacity, int topHolders) {
+    this.reap = newReap;
+    this.remount = newRemount;
+    this.capacity.reconfigure(newCapacity, topHolders);
   }
 
   /**

@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class Remounter {
   private static final Logger LOG = LoggerFactory.getLogger(Remounter.class);
-  private final RemountPolicy policy;
+  private volatile RemountPolicy policy;
   private final long ramBytes;
   private final Clock clock;
   private final Map<Dev, Instant> lastRemount = new ConcurrentHashMap<>();
@@ -63,6 +63,12 @@ public final class Remounter {
   public Remounter dryRun(boolean on) {
     this.dryRun = on;
     return this;
+  }
+
+  /** Decides with {@code newPolicy} from now on (a reloaded configuration); each mount's cooldown goes on. */
+  public synchronized void reconfigure(RemountPolicy newPolicy, boolean newDryRun) {
+    this.policy = newPolicy;
+    this.dryRun = newDryRun;
   }
 
   /** Told every outcome after it is logged: where the daemon's journal sink listens. */

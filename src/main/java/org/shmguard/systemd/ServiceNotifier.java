@@ -62,6 +62,15 @@ public class ServiceNotifier {
     send("WATCHDOG=1");
   }
 
+  /**
+   * RELOADING=1 while a reloaded configuration is read and applied; {@link #ready} ends it. The
+   * monotonic time (CLOCK_MONOTONIC, which System.nanoTime reads on Linux) is what systemd 253 and
+   * later ask for with it.
+   */
+  public void reloading() {
+    send("RELOADING=1\nSTATUS=reloading the configuration\nMONOTONIC_USEC=" + System.nanoTime() / 1000);
+  }
+
   public void stopping() {
     send("STOPPING=1\nSTATUS=stopping");
   }

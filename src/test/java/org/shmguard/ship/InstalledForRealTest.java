@@ -13,7 +13,9 @@ import org.shmguard.testing.Sandbox;
 /**
  * The .deb installed for real: a clean Debian 12 root (debootstrap, cached under
  * /var/cache/shmguard-test) booted with systemd-nspawn, the package installed there with apt,
- * shmguard run inside, a leaked segment reaped, the package removed and purged. The work is in
+ * observe-only from a drop-in placed before an unattended install, shmguard run inside, a leaked
+ * segment reported, then reaped after {@code systemctl reload} turned reaping on, a bad drop-in
+ * rejected by a reload, the package removed and purged. The work is in
  * src/test/install/installed-for-real.sh; this test runs it and reads its verdicts.
  */
 class InstalledForRealTest {
@@ -36,7 +38,7 @@ class InstalledForRealTest {
     assertThat(p.exitValue()).as(out).isZero();
     assertThat(verdicts)
         .contains("CHECK booted with systemd-nspawn")
-        .contains("CHECK installed with apt: ok")
+        .contains("CHECK installed with apt-get install -y, a drop-in placed first, no conffile question: ok")
         .contains("CHECK shmguard scan works inside: ok")
         .containsPattern("CHECK leaked segment reaped by (the service|shmguard clean inside): ok")
         .contains("CHECK removed cleanly, configuration kept: ok")
@@ -47,7 +49,12 @@ class InstalledForRealTest {
           .contains("CHECK the package enabled and started the service (READY reached): ok")
           .contains("CHECK service active: ok")
           .contains("CHECK leaked segment reaped by the service: ok")
-          .contains("CHECK reap in the service's journal: ok");
+          .contains("CHECK reap in the service's journal: ok")
+          .contains("CHECK the service started observe-only, from the drop-in: ok")
+          .contains("CHECK holder history kept in the StateDirectory (root's, 0600) and read back after the restart: ok")
+          .contains("CHECK observe-only: the leak reported (segment_leaked), not reaped: ok")
+          .contains("CHECK systemctl reload turned reaping on in the same process (config_reloaded): ok")
+          .contains("CHECK systemctl reload with a bad drop-in: config_rejected (file, line), still active, status says so: ok");
     }
   }
 }
