@@ -35,7 +35,7 @@ class RememberedHoldersTest {
 
   private static ShmMount mount(long id) {
     return new ShmMount(DEV, "/dev/shm", "/dev/shm", MountOrigin.HOST, "rw", null, List.of(), null,
-        new ShmMount.Usage(64 << 20, 10 << 20, 54 << 20, 1000, 990), id, "/proc/1/mountinfo", null);
+        new ShmMount.Usage(64 << 20, 10 << 20, 54 << 20, 1000, 990), id, "/proc/1/mountinfo", null, 0L);
   }
 
   private static Segment segment(String name, long ino, long changed) {
