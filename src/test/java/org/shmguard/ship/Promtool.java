@@ -33,6 +33,12 @@ final class Promtool {
     run("", BINARY.toString(), "check", "rules", rules.toString());
   }
 
+  /** Runs {@code promtool test rules} on a unit-test file: each case's alerts must fire (or not) exactly as written. */
+  static void testRules(Path tests) {
+    requireInstalled();
+    run("", BINARY.toString(), "test", "rules", tests.toString());
+  }
+
   private static String run(String stdin, String... command) {
     try {
       Process p = new ProcessBuilder(List.of(command)).redirectErrorStream(true).start();
