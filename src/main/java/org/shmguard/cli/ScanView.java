@@ -12,6 +12,7 @@ import org.shmguard.model.Snapshot;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Counts;
 import org.shmguard.policy.Judgement;
+import org.shmguard.policy.MountFillers;
 import org.shmguard.policy.MountReport;
 
 /**
@@ -56,7 +57,14 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
       Long matching,
       Long examined,
       Long notExamined,
-      String note) {}
+      String note,
+      List<FillerView> largest) {}
+
+  /**
+   * One of the largest files of a mount, whatever its name: {@code examined} when it is also in
+   * the segment list with its verdict; {@code text} names its holders or last holders.
+   */
+  public record FillerView(String name, long allocatedBytes, List<Integer> holderPids, boolean examined, String text) {}
 
   public record HiddenView(String path, long bytes, List<HolderView> holders) {}
 
@@ -105,7 +113,7 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
           u == null ? null : Math.round(u.usedFraction() * 1000) / 10.0,
           r.hiddenBytes(), r.segments(), hidden, m.reportOnly(),
           c == null ? null : c.fileBytes(), c == null ? null : c.otherEntries(), c == null ? null : c.matching(),
-          c == null ? null : (long) c.examined(), c == null ? null : c.unexamined(), note(c)));
+          c == null ? null : (long) c.examined(), c == null ? null : c.unexamined(), note(c), largest(r, j)));
     }
     List<SegmentView> segments = new ArrayList<>();
     for (Assessment a : j.segments()) {
@@ -138,6 +146,15 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
               : " whose names no reap pattern allows (or reap.deny names) are counted, not listed");
     }
     return sb.toString();
+  }
+
+  /** The mount's largest files whatever their names, largest first: what fills it. */
+  static List<FillerView> largest(MountReport r, Judgement j) {
+    List<FillerView> out = new ArrayList<>();
+    for (MountFillers.Filler f : MountFillers.of(r, j, MountContents.LARGEST_KEPT)) {
+      out.add(new FillerView(f.name(), f.bytes(), f.pids(), f.examined(), f.text()));
+    }
+    return out;
   }
 
   static SegmentView segment(Assessment a, Snapshot snap) {

@@ -48,6 +48,12 @@ final class TextReport {
       String note = ScanView.note(snap.contents(r.mount().dev()));
       if (note != null) {
         out.append("  ").append(r.mount().displayName()).append(": ").append(note).append('\n');
+        // Files only counted can be what fills the mount: name the largest, whatever their names.
+        List<ScanView.FillerView> largest = ScanView.largest(r, j);
+        if (largest.stream().anyMatch(f -> !f.examined())) {
+          out.append("  ").append(r.mount().displayName()).append(": largest: ")
+              .append(String.join("; ", largest.stream().map(ScanView.FillerView::text).toList())).append('\n');
+        }
       }
     }
     out.append('\n');
