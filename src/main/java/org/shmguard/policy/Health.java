@@ -97,8 +97,8 @@ public record Health(Status status, String line, Map<Problem, String> problems) 
     boolean blocked = !j.plan().blockers().isEmpty();
     if (!leaked.isEmpty() && (blocked || dryRun)) {
       long bytes = leaked.stream().mapToLong(a -> a.segment().allocatedBytes()).sum();
-      problems.put(Problem.LEAK, leaked.size() + " leaked segment" + (leaked.size() == 1 ? "" : "s") + " (" + bytes
-          + " bytes) shmguard may not reap: " + (blocked ? j.plan().blockers().get(0) : "reap.dryRun is true"));
+      problems.put(Problem.LEAK, leaked.size() + " leaked segment" + (leaked.size() == 1 ? "" : "s") + " ("
+          + Bytes.human(bytes) + ") shmguard may not reap: " + (blocked ? j.plan().blockers().get(0) : "reap.dryRun is true"));
     }
     if (!j.snapshot().complete()) {
       problems.put(Problem.BLIND, "incomplete /proc pass: " + j.snapshot().problems().get(0));

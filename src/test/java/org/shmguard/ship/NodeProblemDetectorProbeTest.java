@@ -149,7 +149,7 @@ class NodeProblemDetectorProbeTest {
     Map<String, Outcome> o = probe();
 
     assertThat(o.get("ShmLeak").status()).isEqualTo(1);
-    assertThat(o.get("ShmLeak").output()).isEqualTo("1 leaked segment (8192 bytes) shmguard may not reap: reap.dryRun is true");
+    assertThat(o.get("ShmLeak").output()).isEqualTo("1 leaked segment (8.0K) shmguard may not reap: reap.dryRun is true");
     assertThat(o.get("ShmFull").status()).isZero();
     assertThat(o.get("ShmguardDown").status()).isZero();
     assertThat(m.file("nccl-NpdLk1")).exists();
