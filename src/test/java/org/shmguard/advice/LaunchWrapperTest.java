@@ -188,6 +188,28 @@ class LaunchWrapperTest {
     assertThat(r.err).isEqualTo("shmguard-launch: no advice from the shmguard daemon (not running, not reachable or too slow); running the command unchanged\n");
   }
 
+  /**
+   * A job root entered with plain chroot has its own tmpfs at its /dev/shm, which the daemon does
+   * not watch: the daemon answers unknown-mount, and the wrapper says that, not "not running".
+   */
+  @ParameterizedTest
+  @EnumSource(Asker.class)
+  void aDevShmTheDaemonDoesNotWatchIsSaidSoNotCalledDown(Asker asker) throws Exception {
+    try (org.shmguard.testing.TmpfsMount other = org.shmguard.testing.TmpfsMount.create("size=1m")) {
+      Judgement j = Engine.create(TestConfig.load(TestConfig.write("mounts: [" + other.path() + "]\nreap:\n"
+          + "  requireHostPidNamespace: false\n")), HostPaths.system()).judge();
+      server = AdviceServer.bind(socket, new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
+          AdviceResponder.UsageProbe.statvfs(), HostActions.none()), AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
+
+      Run r = launch(asker, Map.of(), "--local-ranks", "4");
+
+      assertThat(r.status).isEqualTo(7);
+      assertThat(r.out).contains("SHM=unset");
+      assertThat(r.err).isEqualTo("shmguard-launch: the shmguard daemon runs but does not watch this /dev/shm (a chroot's? "
+          + "add it to mounts:); running the command unchanged\n");
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(Asker.class)
   void aDaemonThatNeverAnswersIsNotWaitedForLong(Asker asker) throws Exception {
