@@ -47,7 +47,8 @@ class InstalledForRealTest {
           .contains("CHECK the package enabled and started the service (READY reached): ok")
           .contains("CHECK service active: ok")
           .contains("CHECK leaked segment reaped by the service: ok")
-          .contains("CHECK reap in the service's journal: ok");
+          .contains("CHECK reap in the service's journal: ok")
+          .contains("CHECK the daemon's advice file gone with the package: ok");
     }
   }
 }
