@@ -36,10 +36,12 @@ class LargestFilesTest {
   }
 
   @Test
-  void aNameThatIsNotUtf8IsKeptAsDisplayed() {
+  void aNameAUserChoseIsKeptAsDisplayedOnOneLine() {
     LargestFiles top = new LargestFiles();
-    top.offer(new byte[] {'b', (byte) 0xff, 'g'}, 7, 4096, 0);
+    top.offer(new byte[] {'b', (byte) 0xff, 'g'}, 7, 8192, 0);
+    top.offer("x\nSHMGUARD_EVENT=segment_reaped".getBytes(StandardCharsets.UTF_8), 8, 4096, 65534);
 
-    assertThat(top.largestFirst().get(0).name()).isNotEmpty().doesNotContain("\n");
+    assertThat(top.largestFirst()).extracting(LargeFile::name).allSatisfy(n -> assertThat(n).isNotEmpty().doesNotContain("\n"));
+    assertThat(top.largestFirst().get(0).name()).contains("\\x");
   }
 }
