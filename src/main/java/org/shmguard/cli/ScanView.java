@@ -94,6 +94,7 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
    */
   public static ScanView of(Judgement j, boolean withHistory) {
     Snapshot snap = j.snapshot();
+    Map<org.shmguard.model.Dev, List<Assessment>> byMount = byMount(j);
     List<MountView> mounts = new ArrayList<>();
     for (MountReport r : j.mounts()) {
       ShmMount m = r.mount();
@@ -113,7 +114,8 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
           u == null ? null : Math.round(u.usedFraction() * 1000) / 10.0,
           r.hiddenBytes(), r.segments(), hidden, m.reportOnly(),
           c == null ? null : c.fileBytes(), c == null ? null : c.otherEntries(), c == null ? null : c.matching(),
-          c == null ? null : (long) c.examined(), c == null ? null : c.unexamined(), note(c), largest(r, j)));
+          c == null ? null : (long) c.examined(), c == null ? null : c.unexamined(), note(c),
+          largest(r, byMount.getOrDefault(m.dev(), List.of()), snap)));
     }
     List<SegmentView> segments = new ArrayList<>();
     for (Assessment a : j.segments()) {
@@ -148,10 +150,19 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     return sb.toString();
   }
 
+  /** The judgement's segments by mount, so that each mount's largest files cost its own segments only. */
+  static Map<org.shmguard.model.Dev, List<Assessment>> byMount(Judgement j) {
+    Map<org.shmguard.model.Dev, List<Assessment>> out = new java.util.HashMap<>();
+    for (Assessment a : j.segments()) {
+      out.computeIfAbsent(a.segment().mountDev(), d -> new ArrayList<>()).add(a);
+    }
+    return out;
+  }
+
   /** The mount's largest files whatever their names, largest first: what fills it. */
-  static List<FillerView> largest(MountReport r, Judgement j) {
+  static List<FillerView> largest(MountReport r, List<Assessment> segmentsOfMount, Snapshot snap) {
     List<FillerView> out = new ArrayList<>();
-    for (MountFillers.Filler f : MountFillers.of(r, j, MountContents.LARGEST_KEPT)) {
+    for (MountFillers.Filler f : MountFillers.of(r, segmentsOfMount, snap, MountContents.LARGEST_KEPT)) {
       out.add(new FillerView(f.name(), f.bytes(), f.pids(), f.examined(), f.text()));
     }
     return out;

@@ -34,10 +34,17 @@ public final class MountFillers {
 
   /** The {@code n} largest files of {@code r}'s mount. */
   public static List<Filler> of(MountReport r, Judgement j, int n) {
-    Snapshot snap = j.snapshot();
+    return of(r, j.segments(), j.snapshot(), n);
+  }
+
+  /**
+   * The same, from {@code segments} (all of the judgement's, or those of this mount alone: a
+   * caller that asks for every mount groups them once).
+   */
+  public static List<Filler> of(MountReport r, List<Assessment> segments, Snapshot snap, int n) {
     List<Filler> all = new ArrayList<>();
     Set<Long> judged = new HashSet<>();
-    for (Assessment a : j.segments()) {
+    for (Assessment a : segments) {
       if (!a.segment().mountDev().equals(r.mount().dev())) {
         continue;
       }
