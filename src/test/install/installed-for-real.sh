@@ -188,7 +188,14 @@ else
   echo "CHECK leaked segment reaped by shmguard clean inside: ok"
 fi
 
+# The advice the running daemon wrote, which a removed package must not leave for shmguard-launch.
+had_advice=no
+inside test -e /run/shmguard/advice.env && had_advice=yes
 inside apt-get remove -y -q shmguard >"$work/remove.log" 2>&1 || { echo "FAIL apt remove"; cat "$work/remove.log"; exit 1; }
+if [ "$had_advice" = yes ]; then
+  ! inside test -e /run/shmguard/advice.env || { echo "FAIL remove left /run/shmguard/advice.env"; exit 1; }
+  echo "CHECK the daemon's advice file gone with the package: ok"
+fi
 if [ -e "$root/usr/bin/shmguard" ] || [ -e "$root/usr/share/shmguard" ] || [ -e "$root/var/lib/shmguard" ]; then
   echo "FAIL files left after remove"; exit 1
 fi

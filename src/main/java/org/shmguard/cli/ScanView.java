@@ -13,6 +13,7 @@ import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Counts;
 import org.shmguard.policy.HealthScope;
 import org.shmguard.policy.Judgement;
+import org.shmguard.policy.MountFillers;
 import org.shmguard.policy.MountReport;
 
 /**
@@ -59,7 +60,14 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
       Long notExamined,
       String note,
       String scope,
-      Long ownerUid) {}
+      Long ownerUid,
+      List<FillerView> largest) {}
+
+  /**
+   * One of the largest files of a mount, whatever its name: {@code examined} when it is also in
+   * the segment list with its verdict; {@code text} names its holders or last holders.
+   */
+  public record FillerView(String name, long allocatedBytes, List<Integer> holderPids, boolean examined, String text) {}
 
   public record HiddenView(String path, long bytes, List<HolderView> holders) {}
 
@@ -89,6 +97,7 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
    */
   public static ScanView of(Judgement j, boolean withHistory) {
     Snapshot snap = j.snapshot();
+    Map<org.shmguard.model.Dev, List<Assessment>> byMount = byMount(j);
     List<MountView> mounts = new ArrayList<>();
     for (MountReport r : j.mounts()) {
       ShmMount m = r.mount();
@@ -109,7 +118,8 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
           r.hiddenBytes(), r.segments(), hidden, m.reportOnly(),
           c == null ? null : c.fileBytes(), c == null ? null : c.otherEntries(), c == null ? null : c.matching(),
           c == null ? null : (long) c.examined(), c == null ? null : c.unexamined(), note(c),
-          HealthScope.of(m).label(), m.ownerUid()));
+          HealthScope.of(m).label(), m.ownerUid(),
+          largest(r, byMount.getOrDefault(m.dev(), List.of()), snap)));
     }
     List<SegmentView> segments = new ArrayList<>();
     for (Assessment a : j.segments()) {
@@ -142,6 +152,24 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
               : " whose names no reap pattern allows (or reap.deny names) are counted, not listed");
     }
     return sb.toString();
+  }
+
+  /** The judgement's segments by mount, so that each mount's largest files cost its own segments only. */
+  static Map<org.shmguard.model.Dev, List<Assessment>> byMount(Judgement j) {
+    Map<org.shmguard.model.Dev, List<Assessment>> out = new java.util.HashMap<>();
+    for (Assessment a : j.segments()) {
+      out.computeIfAbsent(a.segment().mountDev(), d -> new ArrayList<>()).add(a);
+    }
+    return out;
+  }
+
+  /** The mount's largest files whatever their names, largest first: what fills it. */
+  static List<FillerView> largest(MountReport r, List<Assessment> segmentsOfMount, Snapshot snap) {
+    List<FillerView> out = new ArrayList<>();
+    for (MountFillers.Filler f : MountFillers.of(r, segmentsOfMount, snap, MountContents.LARGEST_KEPT)) {
+      out.add(new FillerView(f.name(), f.bytes(), f.pids(), f.examined(), f.text()));
+    }
+    return out;
   }
 
   static SegmentView segment(Assessment a, Snapshot snap) {

@@ -29,7 +29,8 @@ import org.shmguard.nativ.StatxResult;
  * their grace, or past it). Files the previous pass saw held, and hard-linked files, are kept
  * apart, up to the same limit: a user who holds many old files open, or links many names to one
  * file, cannot crowd out a newer leak, and such a file is still judged (and its holders
- * remembered) when it is kept.
+ * remembered) when it is kept. Whatever their names, the few largest files are kept too
+ * ({@link LargestFiles}), so that what fills a mount can be named.
  *
  * <pre>{@code
  * SegmentLister.Listing l = new SegmentLister(new SegmentLister.Selection(policy::examines, 10_000)).list(mount);
@@ -190,6 +191,7 @@ public final class SegmentLister {
     private final Predicate<FileKey> heldBefore;
     private final Kept oldest;
     private final Kept setAside;
+    private final LargestFiles largest = new LargestFiles();
     private long files;
     private long fileBytes;
     private long other;
@@ -220,6 +222,7 @@ public final class SegmentLister {
       }
       files++;
       fileBytes += st.allocatedBytes();
+      largest.offer(name, st.ino(), st.allocatedBytes(), st.uid());
       if (!selection.examines().test(Segment.textOf(name))) {
         return;
       }
@@ -242,7 +245,7 @@ public final class SegmentLister {
 
     MountContents contents() {
       return new MountContents(dev, files, fileBytes, other, matching, matchingBytes, oldest.size() + setAside.size(),
-          selection.limit());
+          selection.limit(), largest.largestFirst());
     }
   }
 }

@@ -1,5 +1,8 @@
 package org.shmguard.model;
 
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -22,9 +25,19 @@ import java.util.Objects;
  *     up to {@code limit} of those that may be reapable and as many of those that are not (held at
  *     the previous pass, or hard-linked)
  * @param limit reap.examineLimit
+ * @param largest the largest regular files in the root whatever their names, largest first: a few
+ *     (the listing keeps a small fixed number), so that an alert names what fills the mount
  */
 public record MountContents(Dev dev, long files, long fileBytes, long otherEntries, long matching, long matchingBytes,
-    int examined, int limit) {
+    int examined, int limit, List<LargeFile> largest) {
+  /** How many of the largest files a listing keeps per mount: a few names for an alert, a fixed cost. */
+  public static final int LARGEST_KEPT = 5;
+
+  /** Counts without the largest files (fixtures, and listings that keep none). */
+  public MountContents(Dev dev, long files, long fileBytes, long otherEntries, long matching, long matchingBytes,
+      int examined, int limit) {
+    this(dev, files, fileBytes, otherEntries, matching, matchingBytes, examined, limit, List.of());
+  }
 
   public MountContents {
     Objects.requireNonNull(dev, "dev");
@@ -40,20 +53,29 @@ public record MountContents(Dev dev, long files, long fileBytes, long otherEntri
     if (limit < 1) {
       throw new IllegalArgumentException("limit must be at least 1: " + limit);
     }
+    largest = List.copyOf(largest);
+    if (largest.size() > files || largest.size() > LARGEST_KEPT) {
+      throw new IllegalArgumentException("largest (" + largest.size() + " files) <= files (" + files + ") and <= " + LARGEST_KEPT + " must hold");
+    }
   }
 
   /** Counts made from the segments themselves, for a snapshot built without a bounded listing (tests, fixtures). */
   public static MountContents ofAll(Dev dev, Iterable<Segment> segments) {
     long n = 0;
     long bytes = 0;
+    List<LargeFile> largest = new ArrayList<>();
     for (Segment s : segments) {
       if (s.mountDev().equals(dev)) {
         n++;
         bytes += s.allocatedBytes();
+        if (s.allocatedBytes() > 0) {
+          largest.add(new LargeFile(s.displayName(), s.ino(), s.allocatedBytes(), s.uid()));
+        }
       }
     }
+    largest.sort(Comparator.comparingLong(LargeFile::allocatedBytes).reversed());
     return new MountContents(dev, n, bytes, 0, n, bytes, (int) Math.min(Integer.MAX_VALUE, n),
-        (int) Math.max(1, Math.min(Integer.MAX_VALUE, n)));
+        (int) Math.max(1, Math.min(Integer.MAX_VALUE, n)), largest.subList(0, Math.min(LARGEST_KEPT, largest.size())));
   }
 
   /** Files a pattern allows that this pass did not examine: later passes reach them as earlier ones are reaped. */

@@ -1,7 +1,5 @@
 package org.shmguard.policy;
 
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -69,16 +67,17 @@ final class CapacityAlerts {
   }
 
   /**
-   * An event about one mount: how full it is, and what fills it: its largest files (the reapable
-   * names a pass examined, and the hidden ones: unlinked but still mapped), {@code
-   * capacity.topHolders} of them, each with its holders or, when none is left, its last holders.
-   * About a mount that is its owner's, it says whose and is at most a notice ({@link HealthScope}).
+   * An event about one mount: how full it is, and what fills it: its largest files whatever their
+   * names (the reapable names a pass examined, the largest others its listing kept, and the hidden
+   * ones: unlinked but still mapped), {@code capacity.topHolders} of them, each with its holders
+   * or, when none is left, its last holders ({@link MountFillers}). About a mount that is its
+   * owner's, it says whose and is at most a notice ({@link HealthScope}).
    */
   Alert mountAlert(EventKind kind, MountReport r, Judgement j, double usedPercent, String message) {
     var m = r.mount();
     var u = m.usage();
     Snapshot snap = j.snapshot();
-    List<Largest> largest = largest(r, j);
+    List<MountFillers.Filler> largest = MountFillers.of(r, j, topHolders);
     StringBuilder text = new StringBuilder(message);
     if (HealthScope.of(m) == HealthScope.OWNER) {
       text.append(" (").append(HealthScope.whose(m)).append(", not the node's)");
@@ -102,7 +101,7 @@ final class CapacityAlerts {
         .with("SHM_FREE_BYTES", u == null ? null : u.freeBytes())
         .with("SHM_SEGMENTS", r.segments())
         .with("SHM_HIDDEN_BYTES", r.hiddenBytes());
-    for (Largest l : largest) {
+    for (MountFillers.Filler l : largest) {
       a = a.with("SHM_LARGEST_FILE", l.name()).with("SHM_LARGEST_BYTES", l.bytes());
     }
     // Who holds the hidden bytes, largest first, then who holds the largest files: at most topHolders.
@@ -110,7 +109,7 @@ final class CapacityAlerts {
     for (MountReport.Hidden h : r.hidden()) {
       named.addAll(h.pids());
     }
-    for (Largest l : largest) {
+    for (MountFillers.Filler l : largest) {
       named.addAll(l.pids());
     }
     int n = 0;
@@ -124,65 +123,8 @@ final class CapacityAlerts {
     return HealthScope.tag(a, m);
   }
 
-  /** One of the largest files of a mount, in words, and the pids that hold it now. */
-  record Largest(String name, long bytes, String text, List<Integer> pids) {}
-
-  private List<Largest> largest(MountReport r, Judgement j) {
-    Snapshot snap = j.snapshot();
-    List<Largest> all = new ArrayList<>();
-    for (Assessment a : j.segments()) {
-      if (!a.segment().mountDev().equals(r.mount().dev()) || a.segment().allocatedBytes() == 0) {
-        continue;
-      }
-      List<Integer> pids = a.holders().stream().map(h -> h.pid()).distinct().toList();
-      String who;
-      if (!pids.isEmpty()) {
-        who = "held by " + names(pids, snap);
-      } else if (!a.lastHolders().isEmpty()) {
-        who = "last held by " + lastHolders(a.lastHolders(), snap);
-      } else {
-        who = "unheld (" + a.verdict().label() + ")";
-      }
-      String name = a.segment().displayName();
-      all.add(new Largest(name, a.segment().allocatedBytes(), name + " " + Bytes.human(a.segment().allocatedBytes()) + " " + who, pids));
-    }
-    for (MountReport.Hidden h : r.hidden()) {
-      all.add(new Largest(h.path(), h.bytes(), h.path() + " " + Bytes.human(h.bytes()) + " hidden, held by " + names(h.pids(), snap),
-          h.pids()));
-    }
-    all.sort(Comparator.comparingLong(Largest::bytes).reversed());
-    return all.subList(0, Math.min(all.size(), topHolders));
-  }
-
-  /** "pid 1234 (python), pid 1240 (python)": the first two, and how many more. */
-  private static String names(List<Integer> pids, Snapshot snap) {
-    StringBuilder sb = new StringBuilder();
-    for (int i = 0; i < Math.min(2, pids.size()); i++) {
-      sb.append(i == 0 ? "" : ", ").append(name(pids.get(i), snap.processes().get(pids.get(i))));
-    }
-    if (pids.size() > 2) {
-      sb.append(" and ").append((pids.size() - 2) + " more");
-    }
-    return sb.toString();
-  }
-
-  /** "pid 282 (python), exited": whom the daemon last saw holding it, and whether they still run. */
-  private static String lastHolders(List<ProcessInfo> last, Snapshot snap) {
-    StringBuilder sb = new StringBuilder();
-    for (int i = 0; i < Math.min(2, last.size()); i++) {
-      ProcessInfo p = last.get(i);
-      ProcessInfo now = snap.processes().get(p.pid());
-      boolean exited = !snap.isAlive(p.pid()) || (now != null && p.startTicks() >= 0 && now.startTicks() != p.startTicks());
-      sb.append(i == 0 ? "" : ", ").append(name(p.pid(), p)).append(exited ? ", exited" : "");
-    }
-    if (last.size() > 2) {
-      sb.append(" and ").append(last.size() - 2).append(" more");
-    }
-    return sb.toString();
-  }
-
   /** "pid 1234 (python)", or "pid 1234" for a process whose command was never read. */
   static String name(int pid, ProcessInfo p) {
-    return p == null || !p.known() || p.command() == null ? "pid " + pid : "pid " + pid + " (" + p.command() + ")";
+    return MountFillers.name(pid, p);
   }
 }

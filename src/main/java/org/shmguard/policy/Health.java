@@ -174,7 +174,7 @@ public record Health(Status status, String line, Map<Problem, String> problems, 
   /** "2 leaked segments (8192 bytes)". */
   private static String leakedText(List<Assessment> leaked) {
     long bytes = leaked.stream().mapToLong(a -> a.segment().allocatedBytes()).sum();
-    return leaked.size() + " leaked segment" + (leaked.size() == 1 ? "" : "s") + " (" + bytes + " bytes)";
+    return leaked.size() + " leaked segment" + (leaked.size() == 1 ? "" : "s") + " (" + Bytes.human(bytes) + ")";
   }
 
   private static int percent(ShmMount m) {

@@ -98,7 +98,45 @@ class LaunchWrapperTest {
     assertThat(r.out.lines()).containsExactly("[two words]", "[it's]", "[\"quoted\"]", "[]", "[$HOME]", "[-*]",
         "SHM=1", "CUMEM=unset");
     assertThat(r.err.lines()).hasSize(1);
-    assertThat(r.err).startsWith("shmguard-launch: set NCCL_SHM_DISABLE=1 [advice: shm-disable]: 4 local ranks of NCCL 2.21.5 need");
+    assertThat(r.err.strip()).hasSizeLessThanOrEqualTo(160)
+        .matches("shmguard-launch: set NCCL_SHM_DISABLE=1 \\[advice: shm-disable\\]: needs \\d+\\.\\d MiB of \\S+, "
+            + "\\d+\\.\\d MiB free \\(--verbose: why\\)");
+  }
+
+  /** The whole sizing (every buffer, and why this advice) on request, still one line: the flag or the variable. */
+  @ParameterizedTest
+  @EnumSource(Asker.class)
+  void verboseOrItsVariableGivesTheWholeSizingOnOneLine(Asker asker) throws Exception {
+    startDaemon();
+
+    Run flag = launch(asker, Map.of(), "--verbose", "--local-ranks", "4", "--nccl-version", "2.21.5", "--");
+    Run variable = launch(asker, Map.of("SHMGUARD_LAUNCH_VERBOSE", "1"), "--local-ranks", "4", "--nccl-version", "2.21.5");
+
+    for (Run r : List.of(flag, variable)) {
+      assertThat(r.status).as(r.err).isEqualTo(7);
+      assertThat(r.out).contains("SHM=1\n");
+      assertThat(r.err.lines()).hasSize(1);
+      assertThat(r.err).startsWith("shmguard-launch: set NCCL_SHM_DISABLE=1 [advice: shm-disable]: 4 local ranks of NCCL 2.21.5 need")
+          .contains("with the SHM transport off");
+      assertThat(r.err.length()).isGreaterThan(160);
+    }
+  }
+
+  /** A mount name far longer than the line: the line is cut at 160 characters, visibly. */
+  @Test
+  void aLongMountNameIsCutToTheLineLimit() throws Exception {
+    Path bin = Files.createDirectories(dir.resolve("long-bin"));
+    String mount = "/var/lib/kubelet/pods/" + "0123456789abcdef".repeat(8) + "/volumes/kubernetes.io~empty-dir/dshm";
+    Path fake = bin.resolve("fake_client.py");
+    Files.writeString(fake, "import sys\nprint('NCCL_SHM_DISABLE=1\\nSHMGUARD_ADVICE=shm-disable\\nSHMGUARD_MOUNT=" + mount
+        + "\\nSHMGUARD_REASON=why\\nSHMGUARD_NEEDED_BYTES=9663676\\nSHMGUARD_FREE_BYTES=2097152')\n");
+
+    Run r = launch(Asker.PYTHON, Map.of("SHMGUARD_CLIENT", fake.toString()), "--local-ranks", "4");
+
+    assertThat(r.status).isEqualTo(7);
+    assertThat(r.err.lines()).hasSize(1);
+    assertThat(r.err.strip()).hasSize(160).endsWith("...").startsWith("shmguard-launch: set NCCL_SHM_DISABLE=1 "
+        + "[advice: shm-disable]: needs 9.2 MiB of /var/lib/kubelet/pods/");
   }
 
   @ParameterizedTest
@@ -112,7 +150,10 @@ class LaunchWrapperTest {
 
     assertThat(r.status).as(r.err).isEqualTo(7);
     assertThat(r.out).contains("SHM=unset\n");
-    assertThat(r.err).startsWith("shmguard-launch: set nothing [advice: none]: 8 local ranks of NCCL 2.28.3 need at most 42.0 KiB")
+    assertThat(r.err).startsWith("shmguard-launch: set nothing [advice: none]: needs 0.0 MiB of ");
+    Run verbose = launch(asker, Map.of("SHMGUARD_P2P", "yes", "SHMGUARD_LAUNCH_VERBOSE", "1"), "--local-ranks", "8",
+        "--nccl-version", "2.28.3", "--nodes", "1", "--processes", "8", "--");
+    assertThat(verbose.err).startsWith("shmguard-launch: set nothing [advice: none]: 8 local ranks of NCCL 2.28.3 need at most 42.0 KiB")
         .contains("P2P between all GPUs");
   }
 
@@ -145,6 +186,28 @@ class LaunchWrapperTest {
     assertThat(r.out.lines()).containsExactly("[two words]", "[it's]", "[\"quoted\"]", "[]", "[$HOME]", "[-*]",
         "SHM=unset", "CUMEM=unset");
     assertThat(r.err).isEqualTo("shmguard-launch: no advice from the shmguard daemon (not running, not reachable or too slow); running the command unchanged\n");
+  }
+
+  /**
+   * A job root entered with plain chroot has its own tmpfs at its /dev/shm, which the daemon does
+   * not watch: the daemon answers unknown-mount, and the wrapper says that, not "not running".
+   */
+  @ParameterizedTest
+  @EnumSource(Asker.class)
+  void aDevShmTheDaemonDoesNotWatchIsSaidSoNotCalledDown(Asker asker) throws Exception {
+    try (org.shmguard.testing.TmpfsMount other = org.shmguard.testing.TmpfsMount.create("size=1m")) {
+      Judgement j = Engine.create(TestConfig.load(TestConfig.write("mounts: [" + other.path() + "]\nreap:\n"
+          + "  requireHostPidNamespace: false\n")), HostPaths.system()).judge();
+      server = AdviceServer.bind(socket, new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
+          AdviceResponder.UsageProbe.statvfs(), HostActions.none()), AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
+
+      Run r = launch(asker, Map.of(), "--local-ranks", "4");
+
+      assertThat(r.status).isEqualTo(7);
+      assertThat(r.out).contains("SHM=unset");
+      assertThat(r.err).isEqualTo("shmguard-launch: the shmguard daemon runs but does not watch this /dev/shm (a chroot's? "
+          + "add it to mounts:); running the command unchanged\n");
+    }
   }
 
   @ParameterizedTest

@@ -47,6 +47,7 @@ final class HostFixture {
   private final Map<Integer, ProcessInfo> processes = new HashMap<>();
   private final BitSet live = new BitSet();
   private boolean hostPid = true;
+  private boolean requireHostPid = true;
   private Integer ranks;
   private Nvml.Reading gpuMemory = new Nvml.Reading(List.of(), "libnvidia-ml.so.1 cannot be loaded (fixture)");
   private DaemonProbe.Status daemon = new DaemonProbe.Status("/run/shmguard/advice.sock", true, true, null, null, false);
@@ -157,6 +158,12 @@ final class HostFixture {
     return this;
   }
 
+  /** reap.requireHostPidNamespace: false, as a booted container or a pod without hostPID may set it. */
+  HostFixture reapsOutsideTheHostPidNamespace() {
+    requireHostPid = false;
+    return this;
+  }
+
   HostFixture ranks(int n) {
     ranks = n;
     return this;
@@ -175,7 +182,7 @@ final class HostFixture {
   Judgement judgement() {
     Snapshot snap = new Snapshot(NOW, mounts, segments, holders.build(), live, processes, List.of(), List.of(), hostPid,
         processes.size() + 1);
-    ReapPolicy policy = new ReapPolicy(Duration.ofMinutes(2), List.of(Glob.of("nccl-*")), List.of(Glob.of("cuda.shm.*")), true);
+    ReapPolicy policy = new ReapPolicy(Duration.ofMinutes(2), List.of(Glob.of("nccl-*")), List.of(Glob.of("cuda.shm.*")), requireHostPid);
     return Judge.judge(snap, HolderHistory.empty(), policy);
   }
 

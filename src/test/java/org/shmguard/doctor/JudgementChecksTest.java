@@ -84,5 +84,18 @@ class JudgementChecksTest {
     assertThat(f.severity()).isEqualTo(Severity.WARNING);
     assertThat(f.summary()).contains("holders elsewhere are invisible").contains("other containers' /dev/shm is not found");
     assertThat(f.fix()).anySatisfy(l -> assertThat(l).contains("hostPID: true").contains("--host-root /host"));
+    assertThat(f.evidence()).anySatisfy(l -> assertThat(l).endsWith("shmguard will not reap from here"));
+  }
+
+  @Test
+  void outsideTheHostPidNamespaceWithReapingAllowedItSaysItReapsOnWhatItSees() {
+    HostFixture host = new HostFixture(root).notHostPidNamespace().reapsOutsideTheHostPidNamespace();
+    host.hostShm(GIB, 0);
+
+    Finding f = only(new VisibilityCheck().run(host.context()), "not-host-pid-namespace");
+
+    assertThat(f.evidence()).noneSatisfy(l -> assertThat(l).contains("will not reap"));
+    assertThat(f.evidence()).anySatisfy(l -> assertThat(l).contains("reap.requireHostPidNamespace is false")
+        .contains("reaps from here"));
   }
 }

@@ -18,12 +18,22 @@ class AlertRulesTest {
     Promtool.checkRules(RULES);
   }
 
+  /**
+   * src/test/prometheus/shmguard-alerts-test.yaml: a daemon whose series vanish is ShmguardDown
+   * (while ShmguardPassesStale, which reads those series, returns nothing), a scrape that fails
+   * from the start is ShmguardScrapeFailing, and no shmguard at all is ShmguardAbsent.
+   */
+  @Test
+  void theDownAlertsFireWhenTheSeriesVanishOrTheScrapeFails() {
+    Promtool.testRules(Path.of("src/test/prometheus/shmguard-alerts-test.yaml"));
+  }
+
   @Test
   void everyMetricTheRulesUseIsOneShmguardExports() throws Exception {
     var names = ShmMetrics.create().registry().scrape().stream().map(s -> s.getMetadata().getPrometheusName()).toList();
     Matcher m = Pattern.compile("shmguard_[a-z_]+").matcher(Files.readString(RULES));
     while (m.find()) {
-      String used = m.group().replaceAll("_(total|count|sum|bucket)$", "");
+      String used = m.group().replaceAll("_(total|count|sum|bucket|info)$", "");
       assertThat(names).as("metric in the rules").contains(used);
     }
   }

@@ -17,13 +17,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.shmguard.testing.Holder;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 
 /**
  * {@code shmguard daemon} as a real process: its metrics endpoint shows its passes, what it
- * reaped and the alerts it raised, and promtool accepts what it serves.
+ * reaped and the alerts it raised, promtool accepts what it serves, and it serves every metric
+ * the shipped Grafana dashboard queries.
  */
 class DaemonMetricsTest {
   private static final Pattern SERVING = Pattern.compile("serving metrics on http://127\\.0\\.0\\.1:(\\d+)/metrics");
@@ -41,6 +43,8 @@ class DaemonMetricsTest {
           + "capacity:\n  warn: 50\n  critical: 60\n"
           + "advice:\n  socket: " + socket + "\n  envFile: " + socket.resolveSibling("advice.env") + "\n"
           + "metrics:\n  listen: \"127.0.0.1:0\"\n");
+      // A held segment, so that the per-verdict gauges have a series once the leak is reaped.
+      Holder held = Holder.start("create-map:4096", shm.file("nccl-DmHeld1").toString());
       Process daemon = new ProcessBuilder(Sandbox.javaBinary(), "-cp", System.getProperty("java.class.path"),
           "org.shmguard.cli.Main", "daemon", "-c", config.toString()).redirectErrorStream(true).start();
       try {
@@ -88,7 +92,13 @@ class DaemonMetricsTest {
         String action = advice.lines().filter(l -> l.startsWith("SHMGUARD_ADVICE=")).findFirst().orElseThrow().substring(16);
         assertThat(MetricsTest.sample(body, "shmguard_advice_answers_total", "advice=\"" + action + "\"")).isEqualTo(1);
         Promtool.checkMetrics(body);
+        // The shipped dashboard's queries name only what this live daemon serves.
+        for (String name : GrafanaDashboardTest.metricNames()) {
+          assertThat(body.lines().anyMatch(l -> l.startsWith(name + "{") || l.startsWith(name + " ")))
+              .as("the dashboard's " + name + " is a series of the live daemon's /metrics").isTrue();
+        }
       } finally {
+        held.close();
         daemon.destroy();
         if (!daemon.waitFor(30, TimeUnit.SECONDS)) {
           daemon.destroyForcibly().waitFor(30, TimeUnit.SECONDS);

@@ -37,14 +37,14 @@ class NhcCheckTest {
 
   @Test
   void aProblemFailsTheNodeWithShmguardsLineAsTheReasonWithoutWhatEvalWouldRun() throws IOException {
-    fakeShmguard("echo \"/dev/shm 97% full (critical 95%); 2 leaked segments (4096 bytes) shmguard may not reap: "
+    fakeShmguard("echo \"/dev/shm 97% full (critical 95%); 2 leaked segments (4.0K) shmguard may not reap: "
         + "'\\$(touch " + dir.resolve("pwned") + ")' \\`id\\`\"; exit 1");
 
     Cmd.Result r = nhc("check_shmguard");
 
     assertThat(r.status()).isEqualTo(1);
     assertThat(r.out()).startsWith("ERROR:  nhc:  Health check failed:  check_shmguard:  /dev/shm 97% full (critical 95%); "
-        + "2 leaked segments (4096 bytes) shmguard may not reap: (touch ");
+        + "2 leaked segments (4.0K) shmguard may not reap: (touch ");
     assertThat(r.out()).doesNotContain("'", "`", "$");
     assertThat(dir.resolve("pwned")).doesNotExist();
   }

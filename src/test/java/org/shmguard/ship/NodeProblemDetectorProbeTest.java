@@ -35,13 +35,12 @@ import org.shmguard.testing.TmpfsMount;
 
 /**
  * The shipped node-problem-detector rules run as NPD runs them: each rule's path and args from
- * packaging/node-problem-detector/shmguard-monitor.json exec'd with the rule's timeout, against a
+ * the one-condition files of packaging/node-problem-detector/ exec'd with the rule's timeout, against a
  * real advice socket answering CHECK from a judgement of real tmpfs mounts (or no socket, or one
  * that never answers). Checked: the exit status NPD maps to the condition, and the output NPD
  * keeps (trimmed, at most max_output_length bytes).
  */
 class NodeProblemDetectorProbeTest {
-  private static final Path PLUGIN = Path.of("packaging/node-problem-detector/shmguard-monitor.json");
   private static final Duration STALE_AFTER = Duration.ofMinutes(2);
 
   private record Outcome(int status, String output, Duration took) {}
@@ -49,14 +48,16 @@ class NodeProblemDetectorProbeTest {
   private final List<TmpfsMount> mounts = new ArrayList<>();
   private Path socket;
   private AdviceServer server;
-  private JsonNode plugin;
+  private final List<JsonNode> plugins = new ArrayList<>();
 
   @BeforeEach
   void setUp() throws IOException {
     Sandbox.require();
     PyClient.require();
     socket = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "npd-").resolve("advice.sock");
-    plugin = new ObjectMapper().readTree(PLUGIN.toFile());
+    for (String f : new java.util.TreeSet<>(NodeProblemDetectorConfigTest.FILES.keySet())) {
+      plugins.add(new ObjectMapper().readTree(NodeProblemDetectorConfigTest.DIR.resolve(f).toFile()));
+    }
   }
 
   @AfterEach
@@ -87,10 +88,18 @@ class NodeProblemDetectorProbeTest {
     server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
   }
 
-  /** Every rule of the shipped plugin, run as NPD runs it, by condition. */
+  /** Every rule of the shipped plugin files, run as NPD runs it, by condition. */
   private Map<String, Outcome> probe() {
-    int max = plugin.at("/pluginConfig/max_output_length").asInt();
     Map<String, Outcome> out = new LinkedHashMap<>();
+    for (JsonNode plugin : plugins) {
+      probe(plugin, out);
+    }
+    assertThat(out.keySet()).containsExactlyInAnyOrder("ShmFull", "ShmLeak", "ShmguardDown");
+    return out;
+  }
+
+  private void probe(JsonNode plugin, Map<String, Outcome> out) {
+    int max = plugin.at("/pluginConfig/max_output_length").asInt();
     for (JsonNode rule : plugin.path("rules")) {
       assertThat(rule.path("path").asText()).isEqualTo("/usr/bin/python3");
       List<String> args = new ArrayList<>();
@@ -109,8 +118,6 @@ class NodeProblemDetectorProbeTest {
       assertThat(run.err()).isEmpty();
       out.put(rule.path("condition").asText(), new Outcome(run.status(), output, run.took()));
     }
-    assertThat(out.keySet()).containsExactly("ShmFull", "ShmLeak", "ShmguardDown");
-    return out;
   }
 
   @Test
@@ -142,7 +149,7 @@ class NodeProblemDetectorProbeTest {
     Map<String, Outcome> o = probe();
 
     assertThat(o.get("ShmLeak").status()).isEqualTo(1);
-    assertThat(o.get("ShmLeak").output()).isEqualTo("1 leaked segment (8192 bytes) shmguard may not reap: reap.dryRun is true");
+    assertThat(o.get("ShmLeak").output()).isEqualTo("1 leaked segment (8.0K) shmguard may not reap: reap.dryRun is true");
     assertThat(o.get("ShmFull").status()).isZero();
     assertThat(o.get("ShmguardDown").status()).isZero();
     assertThat(m.file("nccl-NpdLk1")).exists();

@@ -5,8 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.shmguard.testing.Cmd;
+import org.shmguard.testing.Sandbox;
 
 /**
  * The .deb and .rpm hold what an operator installs, in the places each distribution expects, and
@@ -30,7 +35,24 @@ class PackagesTest {
       "/usr/share/doc/shmguard/changelog.gz",
       "/usr/share/doc/shmguard/NOTICE",
       "/usr/share/shmguard/slurm/epilog",
-      "/usr/share/shmguard/slurm/shmguard.nhc");
+      "/usr/share/shmguard/slurm/shmguard.nhc",
+      "/usr/share/shmguard/prometheus/shmguard-alerts.yaml",
+      "/usr/share/shmguard/node-problem-detector/shmguard-full.json",
+      "/usr/share/shmguard/node-problem-detector/shmguard-leak.json",
+      "/usr/share/shmguard/node-problem-detector/shmguard-down.json",
+      "/usr/share/shmguard/nvsentinel/shmguard-values.yaml",
+      "/usr/share/shmguard/grafana/shmguard-dashboard.json",
+      "/usr/share/shmguard/systemd/remote-metrics.conf");
+
+  /** The fleet monitoring files of the tree and where both packages install them. */
+  private static final Map<String, String> MONITORING = Map.of(
+      "packaging/prometheus/shmguard-alerts.yaml", "/usr/share/shmguard/prometheus/shmguard-alerts.yaml",
+      "packaging/node-problem-detector/shmguard-full.json", "/usr/share/shmguard/node-problem-detector/shmguard-full.json",
+      "packaging/node-problem-detector/shmguard-leak.json", "/usr/share/shmguard/node-problem-detector/shmguard-leak.json",
+      "packaging/node-problem-detector/shmguard-down.json", "/usr/share/shmguard/node-problem-detector/shmguard-down.json",
+      "packaging/nvsentinel/shmguard-values.yaml", "/usr/share/shmguard/nvsentinel/shmguard-values.yaml",
+      "packaging/grafana/shmguard-dashboard.json", "/usr/share/shmguard/grafana/shmguard-dashboard.json",
+      "packaging/systemd/remote-metrics.conf", "/usr/share/shmguard/systemd/remote-metrics.conf");
 
   /** Files other parts of the project provide; once they exist in the tree, the packages must carry them. */
   private static final List<String[]> FROM_TREE = List.of(
@@ -56,10 +78,20 @@ class PackagesTest {
     assertThat(listing).containsPattern("-rwxr-xr-x root/root +\\d+ [-0-9: ]+\\./usr/share/shmguard/slurm/epilog\n");
     assertThat(Cmd.run("dpkg-deb", "--info", deb.toString(), "conffiles")).isEqualTo("/etc/shmguard/shmguard.yaml\n");
     assertThat(Cmd.run("dpkg-deb", "--field", deb.toString(), "Depends")).contains("java17-runtime-headless");
+    String description = Cmd.run("dpkg-deb", "--field", deb.toString(), "Description").replaceAll("\\s+", " ");
+    for (String command : commands()) {
+      assertThat(description).as("the description names every command").contains(command);
+    }
     if (Files.exists(Path.of("systemd/shmguard.service"))) {
       assertThat(Cmd.run("sh", "-c", "dpkg-deb --fsys-tarfile " + deb + " | tar -xO ./lib/systemd/system/shmguard.service"))
           .as("the packaged unit runs the launcher").contains("\nExecStart=/usr/bin/shmguard daemon\n");
     }
+  }
+
+  /** The commands shmguard has, as its command line knows them. */
+  private static List<String> commands() {
+    return new picocli.CommandLine(new org.shmguard.cli.Main()).getSubcommands().keySet().stream()
+        .filter(c -> !c.equals("help")).toList();
   }
 
   @Test
@@ -79,6 +111,10 @@ class PackagesTest {
     assertThat(Cmd.run("rpm", "-qp", "--qf", "[%{FILENAMES} %{FILEFLAGS:fflags}\n]", rpm.toString()))
         .contains("/etc/shmguard/shmguard.yaml cn");
     assertThat(Cmd.run("rpm", "-qp", "--requires", rpm.toString())).contains("java-headless >= 1:17");
+    String description = Cmd.run("rpm", "-qp", "--qf", "%{DESCRIPTION}", rpm.toString()).replaceAll("\\s+", " ");
+    for (String command : commands()) {
+      assertThat(description).as("the description names every command").contains(command);
+    }
     assertThat(Cmd.run("rpm", "-qp", "--licensefiles", rpm.toString())).isEqualTo(
         "/usr/share/doc/shmguard/NOTICE\n/usr/share/doc/shmguard/copyright\n/usr/share/licenses/shmguard/LICENSE\n");
     assertThat(Cmd.run("rpm", "-qp", "--qf", "%{LICENSE}", rpm.toString())).startsWith("Apache-2.0 AND ");
@@ -87,6 +123,55 @@ class PackagesTest {
     assertThat(Cmd.run("rpm", "-qp", "--scripts", rpm.toString()))
         .contains("systemctl --no-reload preset shmguard.service")
         .contains("systemctl try-restart shmguard.service");
+  }
+
+  @Test
+  void bothPackagesInstallTheTreesMonitoringFilesUnchanged() throws Exception {
+    Packages.requireTool("/usr/bin/dpkg-deb");
+    Packages.requireTool("/usr/bin/rpm2cpio");
+    Path deb = Packages.deb();
+    Path rpm = Packages.rpm();
+    for (var f : MONITORING.entrySet()) {
+      String tree = Files.readString(Path.of(f.getKey()));
+      assertThat(Cmd.run("sh", "-c", "dpkg-deb --fsys-tarfile " + deb + " | tar -xO ." + f.getValue()))
+          .as("deb " + f.getValue()).isEqualTo(tree);
+      assertThat(Cmd.run("sh", "-c", "rpm2cpio " + rpm + " | cpio --quiet -i --to-stdout ." + f.getValue()))
+          .as("rpm " + f.getValue()).isEqualTo(tree);
+    }
+    try (var npd = Files.list(Path.of("packaging/node-problem-detector"))) {
+      assertThat(npd.map(p -> "packaging/node-problem-detector/" + p.getFileName())).allMatch(MONITORING::containsKey);
+    }
+  }
+
+  /**
+   * apt purge and remove, and rpm -e, forget the advice the stopped daemon last wrote: the
+   * maintainer scripts as dpkg and rpm run them, on the test sandbox's private /run, with /var/lib
+   * and /etc/systemd/system a throw-away tmpfs so nothing of the machine's is touched.
+   */
+  @Test
+  void removeAndPurgeForgetTheAdviceFileTheDaemonLeft(@TempDir Path work) throws Exception {
+    Sandbox.require();
+    Packages.requireTool("/usr/bin/dpkg-deb");
+    Packages.requireTool("/usr/bin/rpm");
+    Path postrm = work.resolve("postrm");
+    Files.writeString(postrm, Cmd.run("sh", "-c", "dpkg-deb --ctrl-tarfile " + Packages.deb() + " | tar -xO ./postrm"));
+    String scripts = Cmd.run("rpm", "-qp", "--scripts", Packages.rpm().toString());
+    Matcher m = Pattern.compile("postuninstall scriptlet \\(using /bin/sh\\):\n(.*?)(\n[a-z]+ scriptlet \\(|\\z)", Pattern.DOTALL)
+        .matcher(scripts);
+    assertThat(m.find()).as(scripts).isTrue();
+    Path postun = Files.writeString(work.resolve("postun"), m.group(1) + "\n");
+
+    for (String[] run : List.of(new String[] {postrm.toString(), "purge"}, new String[] {postrm.toString(), "remove"},
+        new String[] {postun.toString(), "0"})) {
+      Path advice = Files.createDirectories(Path.of("/run/shmguard")).resolve("advice.env");
+      Files.writeString(advice, "SHMGUARD_ADVICE=ok\n");
+      Cmd.Result r = Cmd.exec("unshare", "-m", "--propagation", "private", "sh", "-c",
+          "mount -t tmpfs scratch /var/lib && { [ ! -d /etc/systemd/system ] || mount -t tmpfs scratch /etc/systemd/system; }"
+              + " && exec sh \"$0\" \"$1\"", run[0], run[1]);
+      assertThat(r.status()).as(String.join(" ", run) + ": " + r.out() + r.err()).isZero();
+      assertThat(advice).as(String.join(" ", run)).doesNotExist();
+      assertThat(Path.of("/run/shmguard")).as("the emptied directory goes too").doesNotExist();
+    }
   }
 
   @Test

@@ -33,7 +33,7 @@ final class Promtool {
     run("", BINARY.toString(), "check", "rules", rules.toString());
   }
 
-  /** Runs {@code promtool test rules} on a unit-test file (rule_files, input_series, expectations) and fails with its report. */
+  /** Runs {@code promtool test rules} on a unit-test file: each case's alerts must fire (or not) exactly as written. */
   static void testRules(Path tests) {
     requireInstalled();
     run("", BINARY.toString(), "test", "rules", tests.toString());
