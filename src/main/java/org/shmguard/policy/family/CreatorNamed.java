@@ -31,6 +31,11 @@ abstract class CreatorNamed implements SegmentFamily {
   }
 
   @Override
+  public boolean namesItsCreator() {
+    return true;
+  }
+
+  @Override
   public Duration defaultGrace() {
     return Duration.ofMinutes(5);
   }
