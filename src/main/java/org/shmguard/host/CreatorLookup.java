@@ -20,7 +20,7 @@ import org.shmguard.nativ.ProcCalls;
  * shares the host's /dev/shm but not its PID namespace names its files with its own pids.
  *
  * <pre>{@code
- * CreatorCandidates c = new CreatorLookup(HostPaths.system()).find(Set.of(45), pass.livePids());
+ * CreatorCandidates c = new CreatorLookup(HostPaths.system()).find(Set.of(45), pass.livePids(), watchedDevices);
  * }</pre>
  *
  * <p>One readlink of /proc/PID/ns/pid per live process; /proc/PID/status ({@code NSpid:}) only for
@@ -44,8 +44,10 @@ public final class CreatorLookup {
    *
    * @param wanted the pids read from the names of unheld files
    * @param live the processes the /proc pass found alive
+   * @param watched the devices of the watched mounts: of each mount namespace's devices only these
+   *     are kept, so that a namespace with thousands of mounts costs no memory
    */
-  public CreatorCandidates find(Set<Integer> wanted, BitSet live) {
+  public CreatorCandidates find(Set<Integer> wanted, BitSet live, Set<Dev> watched) {
     if (wanted.isEmpty()) {
       return new CreatorCandidates(Set.of(), Map.of(), null);
     }
@@ -85,7 +87,7 @@ public final class CreatorLookup {
         long start = ticks < 0 || bootNanos < 0 ? -1 : bootNanos + ticks * (1_000_000_000L / TICKS_PER_SECOND);
         long mountNs = proc.namespaceInode(pid, "mnt");
         int reader = pid;
-        Set<Dev> devices = mountNs < 0 ? null : devicesByMountNs.computeIfAbsent(mountNs, ns -> devicesOf(reader));
+        Set<Dev> devices = mountNs < 0 ? null : devicesByMountNs.computeIfAbsent(mountNs, ns -> devicesOf(reader, watched));
         byPid.computeIfAbsent(inner, p -> new ArrayList<>())
             .add(new CreatorCandidates.Candidate(pid, pidNs, own, Math.max(ticks, -1), start, devices));
       }
@@ -139,13 +141,22 @@ public final class CreatorLookup {
     }
   }
 
-  /** Every device the mountinfo of {@code pid}'s mount namespace lists, or null if it cannot be read. */
-  private Set<Dev> devicesOf(int pid) {
+  /** The watched devices the mountinfo of {@code pid}'s mount namespace lists, or null if it cannot be read. */
+  private Set<Dev> devicesOf(int pid, Set<Dev> watched) {
     Set<Dev> devices = new HashSet<>();
+    Set<String> fields = new HashSet<>();
+    watched.forEach(d -> fields.add(d.major() + ":" + d.minor()));
     try {
+      // Only a line whose third field ("major:minor") is a watched device is parsed.
       boolean read = ProcFiles.forEachLine(paths.proc(Integer.toString(pid), "mountinfo"), line -> {
+        int a = line.indexOf(' ');
+        int b = a < 0 ? -1 : line.indexOf(' ', a + 1);
+        int c = b < 0 ? -1 : line.indexOf(' ', b + 1);
+        if (c < 0 || !fields.contains(line.substring(b + 1, c))) {
+          return;
+        }
         MountEntry e = MountEntry.parse(line);
-        if (e != null) {
+        if (e != null && watched.contains(e.dev())) {
           devices.add(e.dev());
         }
       });

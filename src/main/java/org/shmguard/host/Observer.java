@@ -147,7 +147,7 @@ public final class Observer {
     }
     return new Snapshot(takenAt, mounts, segments, pass.index(), pass.livePids(), infos, pass.problems(),
         warnings, PidNamespace.isInitial(), pass.processes(), contents,
-        creators.find(named, pass.livePids()));
+        creators.find(named, pass.livePids(), devs));
   }
 
   /** What a bounded walk reached; a walk that answers after its deadline has its handle closed by {@link PathWalks}. */
