@@ -23,9 +23,9 @@ import org.shmguard.nativ.ProcCalls;
  * CreatorCandidates c = new CreatorLookup(HostPaths.system()).find(Set.of(45), pass.livePids(), watchedDevices);
  * }</pre>
  *
- * <p>One readlink of /proc/PID/ns/pid per live process; /proc/PID/status ({@code NSpid:}) only for
- * a process in another PID namespace than shmguard's; its stat and its mount namespace's mountinfo
- * only for a process that has one of the pids asked. A process that exits meanwhile is skipped (it
+ * <p>One readlink of /proc/PID/ns/pid per live process; one raw read of /proc/PID/status
+ * ({@code NSpid:}) for a process in another PID namespace than shmguard's; its stat, its ns/mnt
+ * and its mount namespace's mountinfo (once per namespace) only for a process that has a pid asked. A process that exits meanwhile is skipped (it
  * is dead); one that cannot be read makes the lookup incomplete, and then no pid is proved absent.
  */
 public final class CreatorLookup {
@@ -44,8 +44,8 @@ public final class CreatorLookup {
    *
    * @param wanted the pids read from the names of unheld files
    * @param live the processes the /proc pass found alive
-   * @param watched the devices of the watched mounts: of each mount namespace's devices only these
-   *     are kept, so that a namespace with thousands of mounts costs no memory
+   * @param watched the devices of the mounts those files are on: of each candidate's mount
+   *     namespace, only these devices are kept
    */
   public CreatorCandidates find(Set<Integer> wanted, BitSet live, Set<Dev> watched) {
     if (wanted.isEmpty()) {
@@ -69,7 +69,7 @@ public final class CreatorLookup {
           continue;
         }
         boolean own = pidNs == ownPidNs;
-        int inner = own ? pid : innermostPid(pid);
+        int inner = own ? pid : innermostPid(proc, pid);
         if (inner == -1) {
           continue; // exited while we looked
         }
@@ -87,7 +87,8 @@ public final class CreatorLookup {
         long start = ticks < 0 || bootNanos < 0 ? -1 : bootNanos + ticks * (1_000_000_000L / TICKS_PER_SECOND);
         long mountNs = proc.namespaceInode(pid, "mnt");
         int reader = pid;
-        Set<Dev> devices = mountNs < 0 ? null : devicesByMountNs.computeIfAbsent(mountNs, ns -> devicesOf(reader, watched));
+        Set<Dev> devices = mountNs < 0 ? null
+            : devicesByMountNs.computeIfAbsent(mountNs, ns -> devicesOf(reader, watched));
         byPid.computeIfAbsent(inner, p -> new ArrayList<>())
             .add(new CreatorCandidates.Candidate(pid, pidNs, own, Math.max(ticks, -1), start, devices));
       }
@@ -97,34 +98,51 @@ public final class CreatorLookup {
     return new CreatorCandidates(wanted, byPid, problem);
   }
 
-  /** The last pid of NSpid in /proc/PID/status: -1 gone, -2 unreadable or absent (a kernel before 4.1). */
-  private int innermostPid(int pid) {
-    String status;
-    try {
-      status = ProcFiles.readOrNull(paths.proc(Integer.toString(pid), "status"));
-    } catch (AccessDeniedException e) {
-      return -2;
+  /** The last pid of NSpid in /proc/PID/status, read as bytes: -1 gone, -2 unreadable or absent (a kernel before 4.1). */
+  private static int innermostPid(ProcCalls proc, int pid) {
+    int length = proc.readWholeRecordFile(pid, "status");
+    if (length < 0) {
+      return gone(-length) ? -1 : -2;
     }
-    if (status == null) {
-      return -1;
-    }
-    return innermostPid(status);
+    return innermostPid(proc.bytes(), length);
   }
 
+  private static final byte[] NSPID = "\nNSpid:".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
   /** The last pid of the NSpid line of a status text, or -2 when it has none. */
-  static int innermostPid(String status) {
-    int at = status.startsWith("NSpid:") ? 0 : status.indexOf("\nNSpid:");
+  static int innermostPid(byte[] status, int length) {
+    int at = indexOf(status, length, NSPID);
     if (at < 0) {
       return -2;
     }
-    int start = status.indexOf(':', at) + 1;
-    int end = status.indexOf('\n', start);
-    String[] pids = status.substring(start, end < 0 ? status.length() : end).trim().split("\\s+");
-    try {
-      return Integer.parseInt(pids[pids.length - 1]);
-    } catch (NumberFormatException e) {
-      return -2;
+    long last = -2;
+    long v = -1;
+    for (int i = at + NSPID.length; i < length && status[i] != '\n'; i++) {
+      byte b = status[i];
+      if (b >= '0' && b <= '9') {
+        v = (v < 0 ? 0 : v * 10) + (b - '0');
+        if (v > Integer.MAX_VALUE) {
+          return -2;
+        }
+      } else if (v >= 0) {
+        last = v;
+        v = -1;
+      }
     }
+    return (int) (v >= 0 ? v : last);
+  }
+
+  private static int indexOf(byte[] text, int length, byte[] what) {
+    outer:
+    for (int i = 0; i + what.length <= length; i++) {
+      for (int j = 0; j < what.length; j++) {
+        if (text[i + j] != what[j]) {
+          continue outer;
+        }
+      }
+      return i;
+    }
+    return -1;
   }
 
   /** Field 22 of /proc/PID/stat: -1 gone, -2 unreadable. */

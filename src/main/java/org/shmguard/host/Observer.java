@@ -140,14 +140,17 @@ public final class Observer {
       }
     }
     Set<Integer> named = new java.util.HashSet<>();
+    Set<Dev> namedOn = new java.util.HashSet<>();
     for (Segment s : segments) {
-      if (!pass.index().isHeld(s.key())) {
-        creatorPid.apply(s.nameText()).ifPresent(named::add);
+      java.util.OptionalInt pid = pass.index().isHeld(s.key()) ? java.util.OptionalInt.empty() : creatorPid.apply(s.nameText());
+      if (pid.isPresent()) {
+        named.add(pid.getAsInt());
+        namedOn.add(s.mountDev());
       }
     }
     return new Snapshot(takenAt, mounts, segments, pass.index(), pass.livePids(), infos, pass.problems(),
         warnings, PidNamespace.isInitial(), pass.processes(), contents,
-        creators.find(named, pass.livePids(), devs));
+        creators.find(named, pass.livePids(), namedOn));
   }
 
   /** What a bounded walk reached; a walk that answers after its deadline has its handle closed by {@link PathWalks}. */

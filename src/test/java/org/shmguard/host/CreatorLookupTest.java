@@ -109,6 +109,16 @@ class CreatorLookupTest {
   }
 
   @Test
+  void nspidIsReadAsTheLastPidOfItsLine() {
+    byte[] status = "Name:\tx\nNSpid:\t81234\t17\t45\nNSsid:\t1\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    assertThat(CreatorLookup.innermostPid(status, status.length)).isEqualTo(45);
+    byte[] host = "Name:\tx\nNSpid:\t812\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    assertThat(CreatorLookup.innermostPid(host, host.length)).isEqualTo(812);
+    byte[] none = "Name:\tx\nPid:\t812\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    assertThat(CreatorLookup.innermostPid(none, none.length)).isEqualTo(-2);
+  }
+
+  @Test
   void nothingIsReadWhenNoNameGivesAPid() {
     CreatorCandidates c = new CreatorLookup(HostPaths.of("/nonexistent")).find(Set.of(), live(1), Set.of(WATCHED));
     assertThat(c.asked()).isEmpty();
