@@ -93,13 +93,19 @@ public final class Podman implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
-    // conmon double-forks away from podman: end those whose command line names this set-up.
-    ProcessHandle.allProcesses().filter(h -> h.info().commandLine().map(c -> c.contains(dir.toString())).orElse(false))
-        .forEach(h -> {
-          h.destroyForcibly();
-          h.onExit().join();
-        });
     try {
+      // conmon double-forks away from podman: end each by the pid in its conmon.pid file, if that
+      // pid is still a process of this set-up (its command line names the set-up's directory).
+      try (Stream<Path> all = Files.walk(dir)) {
+        for (Path pidFile : all.filter(p -> p.getFileName().toString().equals("conmon.pid")).toList()) {
+          long pid = Long.parseLong(Files.readString(pidFile).strip());
+          ProcessHandle.of(pid).filter(h -> h.info().commandLine().map(c -> c.contains(dir.toString())).orElse(false))
+              .ifPresent(h -> {
+                h.destroyForcibly();
+                h.onExit().join();
+              });
+        }
+      }
       List<String> mounts = Files.readAllLines(Path.of("/proc/self/mountinfo"));
       for (int i = mounts.size() - 1; i >= 0; i--) {
         String point = mounts.get(i).split(" ")[4];
