@@ -14,7 +14,7 @@ import org.shmguard.policy.Verdict;
  * the file keeps it; a restarted container's reused small pid, a later process, or one that
  * cannot reach the mount does not; and where the lookup could not tell, the file is kept.
  */
-class CreatorPidNamespaceTest {
+class CreatorPidNamespaceRowsTest {
   private static final String FILE = "torch_45_3735928559_7";
   private static final long CONTAINER = 4026532201L;
   private static final long RESTARTED = 4026532777L;
