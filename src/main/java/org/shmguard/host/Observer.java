@@ -38,6 +38,9 @@ public final class Observer {
   private final List<String> configured;
   private final Clock clock;
   private final PathWalks walks = PathWalks.shared();
+  private final CreatorLookup creators;
+  /** The creator pid a file's name gives, if any: the pids looked up in every PID namespace. */
+  private java.util.function.Function<String, java.util.OptionalInt> creatorPid = name -> java.util.OptionalInt.empty();
   private MountDiscovery.Result lastFound;
   /** The previous pass's holders: files held then are kept apart from the oldest unheld (see SegmentLister). */
   private org.shmguard.model.HolderIndex lastHolders = org.shmguard.model.HolderIndex.empty();
@@ -57,9 +60,19 @@ public final class Observer {
     this.lister = new SegmentLister(selection);
     this.holders = new HolderScanner(paths);
     this.details = new ProcessDetails(paths);
+    this.creators = new CreatorLookup(paths);
     this.auto = auto;
     this.configured = List.copyOf(configured);
     this.clock = clock;
+  }
+
+  /**
+   * Looks up, on every pass, the live processes that may have made the unheld files whose names
+   * {@code namePid} gives a creator pid for ({@link CreatorLookup}); without it none is looked up.
+   */
+  public Observer lookingUpCreators(java.util.function.Function<String, java.util.OptionalInt> namePid) {
+    this.creatorPid = java.util.Objects.requireNonNull(namePid, "namePid");
+    return this;
   }
 
   public HolderScanner holderScanner() {
@@ -126,8 +139,18 @@ public final class Observer {
         infos.put(pid, info);
       }
     }
+    Set<Integer> named = new java.util.HashSet<>();
+    Set<Dev> namedOn = new java.util.HashSet<>();
+    for (Segment s : segments) {
+      java.util.OptionalInt pid = pass.index().isHeld(s.key()) ? java.util.OptionalInt.empty() : creatorPid.apply(s.nameText());
+      if (pid.isPresent()) {
+        named.add(pid.getAsInt());
+        namedOn.add(s.mountDev());
+      }
+    }
     return new Snapshot(takenAt, mounts, segments, pass.index(), pass.livePids(), infos, pass.problems(),
-        warnings, PidNamespace.isInitial(), pass.processes(), contents);
+        warnings, PidNamespace.isInitial(), pass.processes(), contents,
+        creators.find(named, pass.livePids(), namedOn));
   }
 
   /** What a bounded walk reached; a walk that answers after its deadline has its handle closed by {@link PathWalks}. */

@@ -229,7 +229,8 @@ public final class SegmentLister {
       matching++;
       matchingBytes += st.allocatedBytes();
       Segment s = new Segment(dev, name, st.ino(), st.size(), st.allocatedBytes(), st.mode(), st.uid(), st.nlink(),
-          st.mtimeSec() * 1_000_000_000L + st.mtimeNsec(), st.ctimeSec() * 1_000_000_000L + st.ctimeNsec());
+          st.mtimeSec() * 1_000_000_000L + st.mtimeNsec(), st.ctimeSec() * 1_000_000_000L + st.ctimeNsec(),
+          st.btimeNanos());
       // Files that cannot be reaped now (held last pass, or hard-linked) are kept apart: any number
       // of them, however old, leaves the oldest others their places.
       (heldBefore.test(s.key()) || s.hasOtherLinks() ? setAside : oldest).keep(s);

@@ -11,6 +11,8 @@ import org.shmguard.nativ.Names;
  * @param sizeBytes st_size
  * @param allocatedBytes st_blocks * 512: what the file takes from the tmpfs
  * @param ctimeNanos ctime in nanoseconds since the epoch, part of the identity the reaper re-checks
+ * @param btimeNanos the birth time (statx btime) in nanoseconds since the epoch, or -1 where the
+ *     filesystem did not say; no process that started after it made the file
  */
 public record Segment(
     Dev mountDev,
@@ -22,12 +24,24 @@ public record Segment(
     int uid,
     int nlink,
     long mtimeNanos,
-    long ctimeNanos) {
+    long ctimeNanos,
+    long btimeNanos) {
 
   public Segment {
     Objects.requireNonNull(mountDev, "mountDev");
     Objects.requireNonNull(name, "name");
     name = name.clone();
+  }
+
+  /** A segment whose birth time is not known (fixtures, filesystems without btime). */
+  public Segment(Dev mountDev, byte[] name, long ino, long sizeBytes, long allocatedBytes, int mode, int uid, int nlink,
+      long mtimeNanos, long ctimeNanos) {
+    this(mountDev, name, ino, sizeBytes, allocatedBytes, mode, uid, nlink, mtimeNanos, ctimeNanos, -1);
+  }
+
+  /** Whether the filesystem recorded when the file was made. */
+  public boolean bornKnown() {
+    return btimeNanos >= 0;
   }
 
   @Override

@@ -16,6 +16,7 @@ import java.util.Objects;
  * @param hostPidNamespace whether shmguard runs in a PID namespace that sees every process
  * @param contents what each mount's listing counted; {@code segments} holds at most
  *     {@link MountContents#limit()} of each mount's files, the ones a reap pattern allows
+ * @param creators the live processes that may be the creators unheld files' names give by pid
  */
 public record Snapshot(
     Instant takenAt,
@@ -28,7 +29,16 @@ public record Snapshot(
     List<String> warnings,
     boolean hostPidNamespace,
     int processesScanned,
-    List<MountContents> contents) {
+    List<MountContents> contents,
+    CreatorCandidates creators) {
+
+  /** A snapshot that looked up no creator pid: no name's creator can be proved dead from it. */
+  public Snapshot(Instant takenAt, List<ShmMount> mounts, List<Segment> segments, HolderIndex holders, BitSet livePids,
+      Map<Integer, ProcessInfo> processes, List<String> problems, List<String> warnings, boolean hostPidNamespace,
+      int processesScanned, List<MountContents> contents) {
+    this(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
+        processesScanned, contents, CreatorCandidates.none());
+  }
 
   /** A snapshot whose segments are every file of its mounts (fixtures): the counts are made from them. */
   public Snapshot(Instant takenAt, List<ShmMount> mounts, List<Segment> segments, HolderIndex holders, BitSet livePids,
@@ -48,6 +58,13 @@ public record Snapshot(
     problems = List.copyOf(problems);
     warnings = List.copyOf(warnings);
     contents = List.copyOf(contents);
+    Objects.requireNonNull(creators, "creators");
+  }
+
+  /** The same snapshot with {@code found} as its creator candidates (fixtures). */
+  public Snapshot withCreators(CreatorCandidates found) {
+    return new Snapshot(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
+        processesScanned, contents, found);
   }
 
   @Override

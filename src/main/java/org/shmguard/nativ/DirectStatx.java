@@ -100,7 +100,7 @@ final class DirectStatx {
     b.name.write(0, name, 0, name.length);
     b.name.setByte(name.length, (byte) 0);
     try {
-      statx(dirfd, b.name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, b.struct);
+      statx(dirfd, b.name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | StatxResult.STATX_BTIME, b.struct);
     } catch (LastErrorException e) {
       throw NativeErrors.io("statx " + Names.display(name), e);
     }

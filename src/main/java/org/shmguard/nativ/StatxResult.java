@@ -2,7 +2,12 @@ package org.shmguard.nativ;
 
 import com.sun.jna.Memory;
 
-/** The fields of struct statx that shmguard uses; the layout is the same on every architecture. */
+/**
+ * The fields of struct statx that shmguard uses; the layout is the same on every architecture.
+ *
+ * @param btimeNanos the birth time in nanoseconds since the epoch, or -1 where the filesystem does
+ *     not record one (tmpfs does, since Linux 5.x)
+ */
 public record StatxResult(
     int devMajor,
     int devMinor,
@@ -15,8 +20,11 @@ public record StatxResult(
     long mtimeSec,
     int mtimeNsec,
     long ctimeSec,
-    int ctimeNsec) {
+    int ctimeNsec,
+    long btimeNanos) {
   static final int SIZE = 256;
+  /** STATX_BTIME: asked for with the basic fields, and set in stx_mask only where the filesystem has it. */
+  static final int STATX_BTIME = 0x800;
   private static final int S_IFMT = 0170000;
   private static final int S_IFREG = 0100000;
   private static final int S_IFDIR = 0040000;
@@ -40,7 +48,8 @@ public record StatxResult(
         m.getLong(112),
         m.getInt(120),
         m.getLong(96),
-        m.getInt(104));
+        m.getInt(104),
+        (m.getInt(0) & STATX_BTIME) != 0 ? m.getLong(80) * 1_000_000_000L + Integer.toUnsignedLong(m.getInt(88)) : -1);
   }
 
   public boolean isRegularFile() {

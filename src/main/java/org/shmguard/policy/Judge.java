@@ -96,16 +96,18 @@ public final class Judge {
       reason = "unheld but changed " + Durations.human(age) + " ago; grace is " + Durations.human(grace);
     }
     boolean mayReap = allowed != null || (settings != null && settings.reap());
-    if (verdict.reapable() && !mayReap) {
-      String creator = CreatorEvidence.deadCreator(family, name, mount, snap, last);
-      if (creator != null) {
-        mayReap = true;
-        reason = reason + "; " + creator;
-      } else {
-        reason = reason + "; reported, not reaped: families." + family.name() + ".reap is off"
-            + (family.holdersExitedMeansLeaked() ? "" : " and its creator may have handed it on")
-            + CreatorEvidence.why(family, name, mount, snap);
-      }
+    // A file whose name gives its creator's pid is never reaped while that creator may live,
+    // whatever the patterns or families.<name>.reap say: it may be on its way to a receiver.
+    CreatorEvidence.Finding creator = verdict.reapable() ? CreatorEvidence.judge(family, s, mount, snap, last) : null;
+    if (creator != null && !creator.dead()) {
+      mayReap = false;
+      reason = reason + "; kept: " + creator.why();
+    } else if (creator != null) {
+      mayReap = true;
+      reason = reason + "; " + creator.why();
+    } else if (verdict.reapable() && !mayReap) {
+      reason = reason + "; reported, not reaped: families." + family.name() + ".reap is off"
+          + (family.holdersExitedMeansLeaked() ? "" : " and its creator may have handed it on");
     }
     if (verdict.reapable() && mayReap && !snap.complete()) {
       reason = reason + "; not confirmed: the /proc pass was incomplete";

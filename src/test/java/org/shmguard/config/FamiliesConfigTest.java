@@ -52,4 +52,37 @@ class FamiliesConfigTest {
         .isInstanceOf(ConfigException.class)
         .satisfies(e -> assertThat(((ConfigException) e).format()).startsWith("test.yaml:3: families.sglang.grace: "));
   }
+
+  @Test
+  void reapTrueForAFamilyWhoseNamesGiveTheirCreatorIsRefusedWithWhatToDo() {
+    assertThatThrownBy(() -> parse("# mine\nfamilies:\n  pytorch:\n    reap: true\n"))
+        .isInstanceOf(ConfigException.class)
+        .satisfies(e -> assertThat(((ConfigException) e).format()).isEqualTo("test.yaml:4: families.pytorch.reap: true is "
+            + "refused: a pytorch file is already reaped once the creator its name gives is provably dead, with no "
+            + "setting, and true could only add reaping a file whose creator lives, which may be on its way to a "
+            + "receiver; remove the key or set it to false"));
+    assertThatThrownBy(() -> parse("families:\n  sglang:\n    reap: true\n"))
+        .satisfies(e -> assertThat(((ConfigException) e).format()).startsWith("test.yaml:3: families.sglang.reap: true is refused"));
+  }
+
+  @Test
+  void aGraceTooShortForAHandOnIsRefusedForEveryHandedOnFamily() {
+    for (String family : new String[] {"pytorch", "sglang", "pythonShm"}) {
+      assertThatThrownBy(() -> parse("families:\n  " + family + ":\n    grace: 0s\n"))
+          .isInstanceOf(ConfigException.class)
+          .satisfies(e -> assertThat(((ConfigException) e).format()).isEqualTo("test.yaml:3: families." + family
+              + ".grace: 0ms is shorter than 10s: " + family + " files are handed from one process to another by name "
+              + "and wait unheld on the way, so a shorter grace would reap them before their receiver opens them; "
+              + "allowed: a duration from 10s to 30d"));
+    }
+    assertThatThrownBy(() -> parse("families:\n  pythonShm:\n    reap: true\n    grace: 9s\n"))
+        .satisfies(e -> assertThat(((ConfigException) e).format()).startsWith("test.yaml:4: families.pythonShm.grace: 9s is shorter than 10s"));
+  }
+
+  @Test
+  void pythonSharedMemoryMayStillBeReapedByAgeWithAGraceOfAtLeastTenSeconds() throws Exception {
+    FamilyRules rules = parse("families:\n  pythonShm:\n    reap: true\n    grace: 10s\n").reap().families();
+    assertThat(rules.settings(SegmentFamilies.standard().named("pythonShm")))
+        .isEqualTo(new FamilySettings(true, Duration.ofSeconds(10)));
+  }
 }

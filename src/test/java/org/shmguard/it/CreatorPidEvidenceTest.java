@@ -29,13 +29,15 @@ class CreatorPidEvidenceTest {
         Path torch = shm.createSegment("torch_" + creator.pid() + "_3735928559_0", 65_536);
         Path sglang = shm.createSegment("sgl_shm_mq_" + creator.pid() + "_0badf00d", 65_536);
         Engine engine = Engine.create(TestConfig.load(TestConfig.write("mounts: [" + shm.path() + "]\n"
-            + "reap:\n  requireHostPidNamespace: false\nfamilies:\n  pytorch:\n    grace: 0s\n  sglang:\n    grace: 0s\n")),
+            + "reap:\n  requireHostPidNamespace: false\nfamilies:\n  pytorch:\n    grace: 10s\n  sglang:\n    grace: 10s\n")),
             HostPaths.system());
+        Thread.sleep(11_000); // past the least grace a handed-on family may have
 
         Engine.Pass alive = engine.clean(false);
         assertThat(alive.judgement().segments()).hasSize(2).allSatisfy(a -> {
           assertThat(a.verdict()).isEqualTo(Verdict.LEAKED);
-          assertThat(a.reason()).contains("its creator, pid " + creator.pid() + " (from its name), is alive");
+          assertThat(a.reason()).contains("kept: its creator, pid " + creator.pid() + " (from its name), is alive: pid "
+              + creator.pid() + " can reach this mount and started before the file was made");
         });
         assertThat(alive.outcomes()).isEmpty();
         assertThat(Files.exists(torch) && Files.exists(sglang)).isTrue();

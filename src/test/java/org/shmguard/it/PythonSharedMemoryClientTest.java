@@ -142,8 +142,8 @@ class PythonSharedMemoryClientTest {
   @Test
   void ownerAndTrackerKilledTogetherLeaveALeakThatIsReportedAndReapedOnlyWhenConfigured() throws Exception {
     Engine byDefault = engine("");
-    Engine zeroGrace = engine("families:\n  pythonShm:\n    grace: 0s\n");
-    Engine reaping = engine("families:\n  pythonShm:\n    reap: true\n    grace: 0s\n");
+    Engine zeroGrace = engine("families:\n  pythonShm:\n    grace: 10s\n");
+    Engine reaping = engine("families:\n  pythonShm:\n    reap: true\n    grace: 10s\n");
     Owner owner = start("hold");
     for (Engine e : List.of(byDefault, zeroGrace, reaping)) {
       assertThat(of(e.judge(), owner.segment()).verdict()).isEqualTo(Verdict.HELD);
@@ -156,6 +156,7 @@ class PythonSharedMemoryClientTest {
     Assessment waiting = of(byDefault.clean(false).judgement(), owner.segment());
     assertThat(waiting.verdict()).isEqualTo(Verdict.GRACE);
     assertThat(waiting.reason()).contains("grace is 10m");
+    Thread.sleep(11_000); // past the least grace a handed-on family may have (10s)
 
     Assessment reported = of(zeroGrace.clean(false).judgement(), owner.segment());
     assertThat(reported.verdict()).isEqualTo(Verdict.LEAKED);

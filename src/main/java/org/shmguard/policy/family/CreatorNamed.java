@@ -8,8 +8,9 @@ import java.util.regex.Pattern;
 /**
  * The common shape of a family whose file names carry their creator's pid and whose files are
  * handed on (a holder may drop one while its name is on the way to a receiver): holders having
- * exited proves nothing, the creator's pid does. Group 1 of {@link #name} is that pid. Reaped
- * by default only when the creator is provably dead (see the judge), after a 5-minute grace.
+ * exited proves nothing, the creator's pid does. Group 1 of {@link #name} is that pid, in the
+ * creator's own PID namespace. Reaped by default only when the creator is provably dead in that
+ * namespace (policy.CreatorEvidence), after a 5-minute grace, and never while it may live.
  */
 abstract class CreatorNamed implements SegmentFamily {
   private final Pattern name;
@@ -28,6 +29,11 @@ abstract class CreatorNamed implements SegmentFamily {
   public OptionalInt creatorPid(String fileName) {
     Matcher m = name.matcher(fileName);
     return m.matches() ? SegmentFamily.pid(m.group(1)) : OptionalInt.empty();
+  }
+
+  @Override
+  public boolean namesItsCreator() {
+    return true;
   }
 
   @Override

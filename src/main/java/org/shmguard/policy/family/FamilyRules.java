@@ -46,6 +46,12 @@ public final class FamilyRules {
     return families.of(fileName);
   }
 
+  /** The creator pid a file's name gives (PyTorch's, SGLang's), or empty: the pids a pass looks up. */
+  public java.util.OptionalInt creatorPid(String fileName) {
+    SegmentFamily family = familyOf(fileName);
+    return family == null ? java.util.OptionalInt.empty() : family.creatorPid(fileName);
+  }
+
   /** The settings of a watched family, or null when it is not watched (NCCL, or no families). */
   public FamilySettings settings(SegmentFamily family) {
     return family == null ? null : settings.get(family.name());

@@ -6,7 +6,9 @@ import java.util.Objects;
 /**
  * What the configuration says about one family ({@code families.<name>.reap} and {@code .grace}).
  *
- * @param reap reap its leaked files even without a creator pid proven dead
+ * @param reap reap its leaked files even without a creator pid proven dead (never one whose creator
+ *     may live: the judge keeps those whatever this says, and the configuration refuses true for
+ *     families whose names give their creator)
  * @param grace how long an unheld file of it must be unchanged before it counts as leaked
  */
 public record FamilySettings(boolean reap, Duration grace) {

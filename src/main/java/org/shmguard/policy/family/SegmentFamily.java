@@ -54,6 +54,11 @@ public interface SegmentFamily {
     return OptionalInt.empty();
   }
 
+  /** Whether every one of its names gives its creator's pid ({@link #creatorPid}), as PyTorch's and SGLang's do. */
+  default boolean namesItsCreator() {
+    return false;
+  }
+
   /** How long an unheld file must be unchanged before it counts as leaked; null: {@code reap.grace}. */
   Duration defaultGrace();
 

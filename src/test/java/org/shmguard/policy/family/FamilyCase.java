@@ -9,6 +9,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
+import java.util.Set;
+import org.shmguard.model.CreatorCandidates;
 import org.shmguard.model.Access;
 import org.shmguard.model.Dev;
 import org.shmguard.model.HolderIndex;
@@ -45,6 +48,11 @@ final class FamilyCase {
   private MountOrigin origin = MountOrigin.HOST;
   private List<Glob> patterns = List.of(Glob.of("nccl-*"));
   private final Map<String, FamilySettings> settings = new HashMap<>();
+  private Duration bornAgo;
+  private final List<CreatorCandidates.Candidate> elsewhere = new ArrayList<>();
+  private final Map<Integer, Duration> startedAgo = new HashMap<>();
+  private String lookupProblem;
+  private boolean lookedUp = true;
 
   private FamilyCase(String what) {
     this.what = what;
@@ -87,6 +95,46 @@ final class FamilyCase {
     return this;
   }
 
+  /** A process with this pid runs now in shmguard's own PID namespace, started {@code ago}. */
+  FamilyCase runningSince(int pid, Duration ago) {
+    aliveNow.put(pid, 5000L + pid);
+    startedAgo.put(pid, ago);
+    return this;
+  }
+
+  /**
+   * A process of another PID namespace ({@code ns}) has the name's pid there and {@code hostPid} in
+   * shmguard's, started {@code ago}; {@code reaches}: its mount namespace shows the file's tmpfs.
+   */
+  FamilyCase runningInPidNamespace(long ns, int hostPid, Duration ago, boolean reaches) {
+    aliveNow.putIfAbsent(hostPid, 7000L + hostPid);
+    elsewhere.add(new CreatorCandidates.Candidate(hostPid, ns, false, 7000L + hostPid, nanos(NOW.minus(ago)),
+        reaches ? Set.of(DEV) : Set.of(Dev.of(0, 99))));
+    return this;
+  }
+
+  /** The file was born {@code ago} (statx btime); by default its birth time is not known. */
+  FamilyCase bornAgo(Duration ago) {
+    this.bornAgo = ago;
+    return this;
+  }
+
+  /** The creator lookup could not read some process. */
+  FamilyCase lookupMissed(String problem) {
+    this.lookupProblem = problem;
+    return this;
+  }
+
+  /** No creator pid was looked up (a snapshot made without the lookup). */
+  FamilyCase notLookedUp() {
+    this.lookedUp = false;
+    return this;
+  }
+
+  private static long nanos(Instant t) {
+    return t.getEpochSecond() * 1_000_000_000L + t.getNano();
+  }
+
   FamilyCase onContainerMount() {
     origin = MountOrigin.NAMESPACE;
     return this;
@@ -107,7 +155,8 @@ final class FamilyCase {
     ShmMount mount = new ShmMount(DEV, "/dev/shm", "/dev/shm", origin, "rw", null, List.of(), null,
         new ShmMount.Usage(64 << 20, 10 << 20, 54 << 20, 1000, 990), 7, "/proc/1/mountinfo", null, null);
     long t = NOW.minus(age).getEpochSecond() * 1_000_000_000L;
-    Segment s = new Segment(DEV, name.getBytes(StandardCharsets.UTF_8), 11, size, size, 0100600, 1000, 1, t, t);
+    Segment s = new Segment(DEV, name.getBytes(StandardCharsets.UTF_8), 11, size, size, 0100600, 1000, 1, t, t,
+        bornAgo == null ? -1 : nanos(NOW.minus(bornAgo)));
     HolderHistory history = HolderHistory.empty();
     if (!seenBefore.isEmpty()) {
       HolderIndex.Builder before = HolderIndex.builder();
@@ -132,12 +181,29 @@ final class FamilyCase {
       infos.put(pid, new ProcessInfo(pid, "worker", 1000, "alice", null, start));
     });
     Snapshot snap = new Snapshot(NOW, List.of(mount), List.of(s), now.build(), live, infos, List.of(), List.of(), true,
-        live.cardinality());
+        live.cardinality()).withCreators(creators());
     ReapPolicy policy = new ReapPolicy(Duration.ofMinutes(2), patterns, List.of(Glob.of("cuda.shm.*")), true,
         FamilyRules.of(settings));
     Judgement j = Judge.judge(snap, history, policy);
     Assessment a = j.segments().get(0);
     return new Outcome(a.verdict(), j.plan().candidates().contains(a), a.reason(), a.family(), a.kind());
+  }
+
+  /** What the creator lookup found: the named pid's live holders here and in other PID namespaces. */
+  private CreatorCandidates creators() {
+    OptionalInt named = FamilyRules.defaults().creatorPid(name);
+    if (!lookedUp || named.isEmpty()) {
+      return CreatorCandidates.none();
+    }
+    int pid = named.getAsInt();
+    List<CreatorCandidates.Candidate> found = new ArrayList<>();
+    if (aliveNow.containsKey(pid) && elsewhere.stream().noneMatch(c -> c.hostPid() == pid)) {
+      Duration ago = startedAgo.get(pid);
+      found.add(new CreatorCandidates.Candidate(pid, 4026531836L, true, aliveNow.get(pid),
+          ago == null ? -1 : nanos(NOW.minus(ago)), null));
+    }
+    elsewhere.forEach(found::add);
+    return new CreatorCandidates(Set.of(pid), found.isEmpty() ? Map.of() : Map.of(pid, found), lookupProblem);
   }
 
   @Override

@@ -29,11 +29,17 @@ class PytorchFamilyTest {
             .running(4242, 500), Verdict.LEAKED, false, "its creator, pid 4242 (from its name), is alive"),
         row(FamilyCase.of("past grace, creator pid reused by a later process").file(FILE, 1 << 20, Duration.ofMinutes(6))
             .heldBeforeByExited(4242).running(4242, 999_999), Verdict.LEAKED, true, "that pid now belongs to a later process"),
-        row(FamilyCase.of("on a container's mount the pid is not ours: reported only").file(FILE, 1 << 20,
-            Duration.ofMinutes(6)).onContainerMount(), Verdict.LEAKED, false, "is not one of this PID namespace's"),
-        row(FamilyCase.of("families.pytorch.reap on: reaped with its creator alive").file(FILE, 1 << 20,
+        row(FamilyCase.of("on a container's mount, its creator alive in the container's PID namespace: kept").file(FILE,
+            1 << 20, Duration.ofMinutes(6)).onContainerMount().runningInPidNamespace(4026532201L, 81234,
+            Duration.ofHours(1), true), Verdict.LEAKED, false, "pid 4242 of PID namespace 4026532201 (host pid 81234)"),
+        row(FamilyCase.of("on a container's mount, no process of any namespace has its pid: reaped").file(FILE,
+            1 << 20, Duration.ofMinutes(6)).onContainerMount(), Verdict.LEAKED, true, "has exited"),
+        row(FamilyCase.of("families.pytorch.reap on does not reap with its creator alive").file(FILE, 1 << 20,
             Duration.ofMinutes(2)).running(4242, 500).configured("pytorch", true, Duration.ofMinutes(1)),
-            Verdict.LEAKED, true, "(grace 1m)"));
+            Verdict.LEAKED, false, "kept: its creator, pid 4242 (from its name), is alive"),
+        row(FamilyCase.of("a reap.patterns entry does not reap it with its creator alive either").file(FILE, 1 << 20,
+            Duration.ofMinutes(6)).running(4242, 500).patterns("nccl-*", "torch_*"),
+            Verdict.LEAKED, false, "kept: its creator, pid 4242 (from its name), is alive"));
   }
 
   @ParameterizedTest(name = "{0}")

@@ -1,0 +1,126 @@
+package org.shmguard.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * A real container runtime for tests: Debian 12's podman 4.3 with runc, as root, with no registry
+ * and no image. Its root filesystem is a directory of busybox-static ({@code --rootfs}); its
+ * storage, run-time state, conmon files and locks all live in a fresh directory under the test
+ * sandbox's own mounts ({@link Sandbox#MOUNTS}), removed by {@link #close}. crun does not run here,
+ * so {@code --runtime runc}; the machine's default ulimits are not allowed to a container here, so
+ * a containers.conf ({@code CONTAINERS_CONF}) sets {@code [containers] default_ulimits = []}.
+ *
+ * <pre>{@code
+ * try (Podman podman = Podman.create()) {
+ *   Process c = podman.run(List.of("--ipc=host"), "sh", "-c", "echo hi > /dev/shm/x; sleep 600");
+ *   ...
+ * }
+ * }</pre>
+ *
+ * <p>Every container runs with {@code --rm --network=none}; the caller adds the namespace options
+ * (for instance {@code --ipc=host}: the container shares the test's /dev/shm but has its own PID
+ * namespace, podman's default). A container started by {@link #run} is stopped by killing its
+ * podman process tree; {@link #close} (idempotent) kills what is left and removes every directory.
+ */
+public final class Podman implements AutoCloseable {
+  private final Path dir;
+  private final List<Process> started = new ArrayList<>();
+  private boolean closed;
+
+  private Podman(Path dir) {
+    this.dir = dir;
+  }
+
+  /** A fresh podman set-up with a busybox root; throws if podman, runc or busybox-static is missing. */
+  public static Podman create() {
+    try {
+      Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "podman-");
+      Path root = Files.createDirectories(dir.resolve("rootfs/bin"));
+      Files.copy(Path.of("/bin/busybox"), root.resolve("busybox"));
+      for (String applet : new String[] {"sh", "sleep", "echo", "cat", "printf", "true"}) {
+        Files.createSymbolicLink(root.resolve(applet), Path.of("busybox"));
+      }
+      for (String d : new String[] {"proc", "dev", "sys", "tmp", "etc"}) {
+        Files.createDirectories(dir.resolve("rootfs").resolve(d));
+      }
+      Files.writeString(dir.resolve("containers.conf"), "[containers]\ndefault_ulimits = []\n");
+      return new Podman(dir);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Starts {@code command} in a new container with {@code options} added to podman's; stdout is the returned process's. */
+  public Process run(List<String> options, String... command) {
+    List<String> cmd = new ArrayList<>(List.of("podman", "--root", dir.resolve("storage").toString(), "--runroot",
+        dir.resolve("run").toString(), "--tmpdir", dir.resolve("tmp").toString(), "--cgroup-manager=cgroupfs",
+        "--events-backend=file", "run", "--rm", "--runtime", "runc", "--network=none"));
+    cmd.addAll(options);
+    cmd.addAll(List.of("--rootfs", dir.resolve("rootfs").toString()));
+    cmd.addAll(List.of(command));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+    pb.environment().put("CONTAINERS_CONF", dir.resolve("containers.conf").toString());
+    pb.environment().put("XDG_RUNTIME_DIR", dir.resolve("xdg").toString());
+    try {
+      Process p = pb.start();
+      started.add(p);
+      return p;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Kills every container's podman, conmon and payload, unmounts anything left under the set-up, removes it. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    for (Process p : started) {
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
+      p.destroyForcibly();
+      try {
+        p.waitFor();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    try {
+      // conmon double-forks away from podman: end each by the pid in its conmon.pid file, if that
+      // pid is still a process of this set-up (its command line names the set-up's directory).
+      try (Stream<Path> all = Files.walk(dir)) {
+        for (Path pidFile : all.filter(p -> p.getFileName().toString().equals("conmon.pid")).toList()) {
+          long pid = Long.parseLong(Files.readString(pidFile).strip());
+          ProcessHandle.of(pid).filter(h -> h.info().commandLine().map(c -> c.contains(dir.toString())).orElse(false))
+              .ifPresent(h -> {
+                h.destroyForcibly();
+                h.onExit().join();
+              });
+        }
+      }
+      List<String> mounts = Files.readAllLines(Path.of("/proc/self/mountinfo"));
+      for (int i = mounts.size() - 1; i >= 0; i--) {
+        String point = mounts.get(i).split(" ")[4];
+        if (point.startsWith(dir.toString())) {
+          new ProcessBuilder("umount", "-l", point).start().waitFor();
+        }
+      }
+      Files.deleteIfExists(Path.of("/dev/shm/libpod_lock")); // podman's lock file, in the sandbox's own /dev/shm
+      try (Stream<Path> all = Files.walk(dir)) {
+        all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
