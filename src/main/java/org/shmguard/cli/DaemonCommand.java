@@ -7,6 +7,7 @@ import java.util.concurrent.Callable;
 import org.shmguard.advice.SocketInUseException;
 import org.shmguard.config.Config;
 import org.shmguard.daemon.Service;
+import org.shmguard.daemon.ServiceSignals;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -38,8 +39,10 @@ final class DaemonCommand implements Callable<Integer> {
     Main.setLogLevel(config.log().level());
     PrintWriter err = common.spec.commandLine().getErr();
     Service.Ending ending;
+    // From here on a SIGTERM or SIGHUP waits for the service instead of ending the JVM mid-start.
+    ServiceSignals signals = ServiceSignals.catchNow();
     try (Service service = startService(config, new Service.Options(stateDirectory(), source, Main::setLogLevel))) {
-      ending = service.runUntilStopped();
+      ending = service.runUntilStopped(signals);
       if (ending.stuck()) {
         // A thread that waits on a filesystem that stopped answering cannot be woken; exiting ends it.
         err.println("shmguard: the worker did not stop within " + Service.STOP_GRACE.toSeconds()

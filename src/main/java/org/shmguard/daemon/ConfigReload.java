@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * ConfigReload reload = new ConfigReload(source, running, daemon, advice::reconfigure, level -> ..., sink, notifier);
- * ReloadSignal.onHup(reload::reload);
+ * signals.attach(daemon::stop, reload::reload); // ServiceSignals: SIGHUP runs it
  * }</pre>
  */
 final class ConfigReload {

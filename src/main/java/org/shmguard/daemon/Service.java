@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.function.Consumer;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import org.shmguard.advice.SocketInUseException;
 import org.shmguard.advice.ScanAnswer;
 import org.shmguard.alert.AlertSink;
@@ -25,7 +24,7 @@ import org.shmguard.systemd.ServiceNotifier;
  *
  * <pre>{@code
  * try (Service s = Service.start(config, HostPaths.system())) {
- *   Service.Ending e = s.runUntilStopped();
+ *   Service.Ending e = s.runUntilStopped(signals); // signals = ServiceSignals.catchNow(), before the start
  * }
  * }</pre>
  */
@@ -124,16 +123,9 @@ public final class Service implements AutoCloseable {
   public record Ending(boolean stuck, boolean failed) {}
 
   /** Runs until SIGTERM or SIGINT, or until the worker fails; then stops the daemon. */
-  public Ending runUntilStopped() throws InterruptedException {
-    CountDownLatch asked = new CountDownLatch(1);
-    if (reload != null) {
-      ReloadSignal.onHup(reload::reload);
-    }
-    StopSignals.onTermOrInt(() -> {
-      asked.countDown();
-      daemon.stop();
-    });
-    while (!daemon.awaitStopped(Duration.ofSeconds(1)) && asked.getCount() > 0) {
+  public Ending runUntilStopped(ServiceSignals signals) throws InterruptedException {
+    signals.attach(daemon::stop, reload == null ? null : reload::reload);
+    while (!daemon.awaitStopped(Duration.ofSeconds(1)) && !signals.stopAsked()) {
       // runs until a signal stops it, or the worker fails
     }
     boolean stopped = daemon.awaitStopped(STOP_GRACE);

@@ -1,0 +1,83 @@
+package org.shmguard.daemon;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import sun.misc.Signal;
+
+/**
+ * The daemon's signals, caught from the first moment of {@code shmguard daemon}: SIGTERM and
+ * SIGINT ask it to stop, SIGHUP ({@code systemctl reload}) to read its configuration again. A
+ * signal that comes while the service is still starting (its socket already bound, its first
+ * pass not begun) is kept and acted on once it runs, instead of the JVM's default of exiting at
+ * once, which would leave the socket file behind and end with status 143 or 129.
+ *
+ * <pre>{@code
+ * ServiceSignals signals = ServiceSignals.catchNow();
+ * try (Service s = Service.start(...)) {
+ *   s.runUntilStopped(signals);
+ * }
+ * }</pre>
+ */
+public final class ServiceSignals {
+  private static final Runnable NOTHING = () -> {};
+
+  private final CountDownLatch stop = new CountDownLatch(1);
+  private final AtomicBoolean reloadWaiting = new AtomicBoolean();
+  private volatile Runnable onStop = NOTHING;
+  private volatile Runnable onReload = null;
+
+  private ServiceSignals() {}
+
+  /** Catches SIGTERM, SIGINT and SIGHUP from now on. */
+  public static ServiceSignals catchNow() {
+    ServiceSignals signals = new ServiceSignals();
+    for (String name : new String[] {"TERM", "INT"}) {
+      Signal.handle(new Signal(name), s -> signals.stop());
+    }
+    Signal.handle(new Signal("HUP"), s -> signals.reload());
+    return signals;
+  }
+
+  /** Signals that nothing sends: a service run by a test, stopped through its daemon. */
+  public static ServiceSignals none() {
+    return new ServiceSignals();
+  }
+
+  void stop() {
+    stop.countDown();
+    onStop.run();
+  }
+
+  private void reload() {
+    Runnable r = onReload;
+    if (r == null) {
+      reloadWaiting.set(true); // kept for the running service: the configuration may have changed after it was read
+    } else {
+      r.run();
+    }
+  }
+
+  /** True once SIGTERM or SIGINT came. */
+  boolean stopAsked() {
+    return stop.getCount() == 0;
+  }
+
+  /**
+   * What the running service does on each signal; one that came before runs now. A stop may run
+   * {@code stop} twice (the daemon's stop is idempotent); a reload kept from start-up runs once.
+   */
+  void attach(Runnable stop, Runnable reload) {
+    onStop = stop;
+    if (stopAsked()) {
+      stop.run();
+    }
+    if (reload != null) {
+      onReload = reload;
+      if (reloadWaiting.getAndSet(false)) {
+        Thread kept = new Thread(reload, "shmguard-reload"); // as a signal's own thread would run it
+        kept.setDaemon(true);
+        kept.start();
+      }
+    }
+  }
+}
