@@ -99,9 +99,16 @@ class SlurmTest {
       assertThat(segment).doesNotExist();
       assertThat(Files.readString(epilogLog)).contains("shmguard-epilog: job " + leakJob + ": clean pass done: reaped 1 of 1 candidate;");
       awaitIdle();
-    } finally {
-      stop(daemon);
+    } catch (Throwable t) {
+      // the first failure is the one to read: a failing stop is added to it, never put in its place
+      try {
+        stop(daemon);
+      } catch (Throwable s) {
+        t.addSuppressed(s);
+      }
+      throw t;
     }
+    stop(daemon);
   }
 
   @Test
@@ -187,9 +194,11 @@ class SlurmTest {
     return p;
   }
 
+  /** SIGTERM: the daemon exits 0 and takes its socket with it. */
   private static void stop(Process daemon) throws InterruptedException {
     daemon.destroy();
     assertThat(daemon.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(daemon.exitValue()).as("the daemon's exit status on SIGTERM").isZero();
     assertThat(SOCKET).doesNotExist();
   }
 
