@@ -49,7 +49,7 @@ class AdviceSocketLimitsTest {
   private void start(AdviceServer.Limits limits) throws IOException {
     socket = Sandbox.MOUNTS.resolve("advice-limits-" + ProcessHandle.current().pid() + ".sock");
     AdviceResponder responder = new AdviceResponder(() -> null, HostGpus::unknown, new AdviceEngine(8),
-        AdviceResponder.UsageProbe.statvfs(), HostActions.none());
+        HostActions.none());
     server = AdviceServer.bind(socket, responder, limits).start();
   }
 

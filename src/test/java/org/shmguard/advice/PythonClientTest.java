@@ -57,7 +57,7 @@ class PythonClientTest {
     Judgement j = Engine.create(TestConfig.load(TestConfig.write("mounts: [/dev/shm]\nreap:\n  requireHostPidNamespace: false\n")),
         HostPaths.system()).judge();
     AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
-        AdviceResponder.UsageProbe.statvfs(), HostActions.none());
+        HostActions.none());
     server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
   }
 
