@@ -73,7 +73,16 @@ def ask(path, request, timeout, max_bytes=MAX_REPLY_BYTES):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.settimeout(timeout)
-        s.connect(path)
+        while True:
+            try:
+                s.connect(path)
+                break
+            except BlockingIOError:
+                # The daemon's queue of new connections is full (someone connects faster than it
+                # accepts): a Unix socket with a timeout fails at once instead of waiting for room.
+                if time.monotonic() >= deadline:
+                    raise socket.timeout("no room in the daemon's queue within %g s" % timeout)
+                time.sleep(0.005)
         s.sendall(request.encode("ascii") + b"\n")
         s.shutdown(socket.SHUT_WR)  # the whole request is sent: the daemon need not wait for more
         reply = bytearray()

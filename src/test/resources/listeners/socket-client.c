@@ -11,6 +11,11 @@
  *                                 back to back for SECONDS, each reply read to its end; then
  *                                 prints "sent N", and per reply code "OK N", "ERR CODE N"
  *                                 ("ERR none N" for a connection that got no reply).
+ *   socket-client rate SOCKET PER_SECOND SECONDS LINE...
+ *                                 asks PER_SECOND requests a second for SECONDS, open loop
+ *                                 (each is due at its own time, its latency counted from then),
+ *                                 taking the LINEs in turn; prints "sent N", "ok N", and the
+ *                                 latency in ms as "p50 X", "p99 X", "max X".
  */
 #include <errno.h>
 #include <pthread.h>
@@ -202,7 +207,54 @@ static int flood(const char *path, int conns, double seconds, const char *line) 
   return 0;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int rate(const char *path, double per_second, double seconds, char **lines, int nlines) {
+  int total = (int)(per_second * seconds);
+  double *lat = calloc(total > 0 ? total : 1, sizeof *lat);
+  double start = now_s() + 0.05;
+  int ok = 0;
+  char buf[8192];
+  for (int i = 0; i < total; i++) {
+    double due = start + i / per_second;
+    double wait = due - now_s();
+    if (wait > 0) {
+      struct timespec t = {(time_t)wait, (long)((wait - (time_t)wait) * 1e9)};
+      nanosleep(&t, NULL);
+    }
+    char req[1100];
+    int len = snprintf(req, sizeof req, "%s\n", lines[i % nlines]);
+    ssize_t got = 0;
+    int fd = dial(path);
+    if (fd >= 0) {
+      if (write(fd, req, len) == len) {
+        ssize_t n;
+        while (got < (ssize_t)sizeof buf && (n = read(fd, buf + got, sizeof buf - got)) > 0) {
+          got += n;
+        }
+      }
+      close(fd);
+    }
+    lat[i] = (now_s() - due) * 1000;
+    if (got > 3 && strncmp(buf, "OK ", 3) == 0) {
+      ok++;
+    }
+  }
+  qsort(lat, total, sizeof *lat, cmp_double);
+  printf("sent %d\nok %d\n", total, ok);
+  if (total > 0) {
+    printf("p50 %.3f\np99 %.3f\nmax %.3f\n", lat[total / 2], lat[(int)(total * 0.99)], lat[total - 1]);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 6 && strcmp(argv[1], "rate") == 0) {
+    return rate(argv[2], atof(argv[3]), atof(argv[4]), argv + 5, argc - 5);
+  }
   if (argc == 6 && strcmp(argv[1], "flood") == 0) {
     return flood(argv[2], atoi(argv[3]), atof(argv[4]), argv[5]);
   }
@@ -212,6 +264,6 @@ int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "ask") == 0) {
     return ask(argv[2], argv[3]);
   }
-  fprintf(stderr, "usage: socket-client hold SOCKET N | ask SOCKET LINE | flood SOCKET CONNS SECONDS LINE\n");
+  fprintf(stderr, "usage: socket-client hold SOCKET N | ask SOCKET LINE | flood SOCKET CONNS SECONDS LINE | rate SOCKET PER_SECOND SECONDS LINE...\n");
   return 2;
 }

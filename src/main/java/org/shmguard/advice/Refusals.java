@@ -31,8 +31,8 @@ final class Refusals {
   static final long LINGER = 500_000_000L;
   static final int MAX_LINGERING = 64;
   static final long HOLD = 1_000_000_000L;
-  static final int MAX_HELD_PER_USER = 256;
-  static final int MAX_HELD = 1024;
+  static final int MAX_HELD_PER_USER = 512;
+  static final int MAX_HELD = 2048;
 
   /** A refused connection: held until {@code until} with its line unwritten, or lingering after it. */
   private static final class Entry {
