@@ -26,8 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+/* Connect, send and each read give up after this (0: never), for the flood and rate modes. */
+static int io_timeout_s = 0;
 
 static int dial(const char *path) {
   struct sockaddr_un a;
@@ -37,6 +41,12 @@ static int dial(const char *path) {
   int fd = socket(AF_UNIX, SOCK_STREAM, 0);
   if (fd < 0) {
     return -1;
+  }
+  if (io_timeout_s > 0) {
+    /* SO_SNDTIMEO also bounds a connect that waits for room in the server's queue */
+    struct timeval tv = {io_timeout_s, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
   if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
     close(fd);
@@ -252,6 +262,9 @@ static int rate(const char *path, double per_second, double seconds, char **line
 }
 
 int main(int argc, char **argv) {
+  if (argc >= 2 && (strcmp(argv[1], "rate") == 0 || strcmp(argv[1], "flood") == 0)) {
+    io_timeout_s = 10; /* a server that stops answering must not hang a measurement */
+  }
   if (argc >= 6 && strcmp(argv[1], "rate") == 0) {
     return rate(argv[2], atof(argv[3]), atof(argv[4]), argv + 5, argc - 5);
   }

@@ -28,8 +28,9 @@ import org.slf4j.LoggerFactory;
  * request per connection. The peer's credentials (SO_PEERCRED) decide whether it gets a slot
  * (per user, with slots of root's own that no ordinary user can fill), whether it is within its
  * user's request rate ({@link RequestRate}: over it, "ERR v1 rate-limited" after a pause, with
- * nothing read or parsed first) and whether it may change the host. Each connection gets a bounded line, an idle and a request deadline; a bad, oversized,
- * silent, slow or surplus client gets an "ERR v1" line and is closed, and the others carry on.
+ * nothing read or parsed first) and whether it may change the host. Each connection gets a
+ * bounded line, an idle and a request deadline; a bad, oversized, silent, slow or surplus client
+ * gets an "ERR v1" line and is closed, and the others carry on.
  *
  * <pre>{@code
  * try (AdviceServer s = AdviceServer.bind(Path.of("/run/shmguard/advice.sock"), responder, Limits.of(config.advice()))) {

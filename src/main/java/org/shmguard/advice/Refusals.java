@@ -163,11 +163,6 @@ final class Refusals {
     closeQuietly(ch);
   }
 
-  /** Whether no refused connection is held or lingering: then nothing has a deadline. */
-  boolean isEmpty() {
-    return held.isEmpty() && lingering.isEmpty();
-  }
-
   /** Milliseconds until the next deadline (at least 1), or 0 when nothing has one. */
   long nextDeadlineMillis(long now) {
     long next = Long.MAX_VALUE;
