@@ -99,6 +99,13 @@ class PythonClientTest {
     assertThat(java.status()).as(java.err()).isEqualTo(75);
     assertThat(java.err()).isEqualTo("shmguard: the daemon limits how often one user may ask, and refused this"
         + " request (rate-limited): " + limited + "\n");
+
+    AdviceClient.ask(socket, "PING", Duration.ofSeconds(5));
+    CliRun fallback = CliRun.of("advise", "--socket", socket.toString(), "--shm", "/dev/shm");
+    assertThat(fallback.status()).as(fallback.err()).isZero();
+    assertThat(fallback.err()).startsWith("shmguard: the daemon limits how often one user may ask").contains(
+        "; advice worked out here from /dev/shm alone");
+    assertThat(fallback.out()).contains("SHMGUARD_ADVICE=");
   }
 
   @Test
