@@ -14,7 +14,8 @@
 # advise: prints the daemon's ADVISE answer as it came (the same bytes `shmguard advise
 #   --daemon-only` prints) for the /dev/shm this process sees, named by its device. Exit 0 advice
 #   printed, 1 no advice (no daemon, no answer in time, or the daemon refused: the reason goes to
-#   stderr), 2 usage.
+#   stderr), 75 no advice because this user asked more often than the daemon answers anyone
+#   (rate-limited: ask again later, less often), 2 usage.
 # check: node-problem-detector's custom plugin protocol: one line of at most 160 ASCII
 #   characters, exit 0 OK, 1 a problem, 2 unknown. --condition picks what counts: all (what
 #   `shmguard check` counts), full (a mount past capacity.critical), leak (leaked segments
@@ -43,6 +44,8 @@ DEFAULT_SOCKET = "/run/shmguard/advice.sock"
 MAX_REPLY_BYTES = 64 * 1024
 MAX_SCAN_BYTES = 64 << 20  # a scan of many containers' mounts is megabytes
 NOT_ANSWERED = 69  # EX_UNAVAILABLE: the shmguard mode's "run the JVM instead"
+RATE_LIMITED = 75  # EX_TEMPFAIL: this user asked too often; ask again later
+RATE_LIMITED_CODE = "rate-limited"
 MAX_LINE = 160  # node-problem-detector's max_output_length as shipped
 ME = "shmguard_client"
 
@@ -71,7 +74,16 @@ def ask(path, request, timeout, max_bytes=MAX_REPLY_BYTES):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.settimeout(timeout)
-        s.connect(path)
+        while True:
+            try:
+                s.connect(path)
+                break
+            except BlockingIOError:
+                # The daemon's queue of new connections is full (someone connects faster than it
+                # accepts): a Unix socket with a timeout fails at once instead of waiting for room.
+                if time.monotonic() >= deadline:
+                    raise socket.timeout("no room in the daemon's queue within %g s" % timeout)
+                time.sleep(0.005)
         s.sendall(request.encode("ascii") + b"\n")
         s.shutdown(socket.SHUT_WR)  # the whole request is sent: the daemon need not wait for more
         reply = bytearray()
@@ -231,6 +243,10 @@ def advise(args):
     try:
         body = ask_advice(path, request, shape, timeout)
     except Refused as e:
+        if e.code == RATE_LIMITED_CODE:
+            sys.stderr.write("%s: the daemon limits how often one user may ask, and refused this request"
+                             " (rate-limited): %s\n" % (ME, e))
+            return RATE_LIMITED
         sys.stderr.write("%s: the daemon answered: %s: %s\n" % (ME, e.code, e))
         return 1
     except socket.timeout:
@@ -266,6 +282,8 @@ def check(args):
     try:
         body = ask(path, "CHECK v1", timeout)
     except Refused as e:
+        if e.code == RATE_LIMITED_CODE:
+            return 2, "unknown: shmguard refused this probe for asking too often (rate-limited): %s" % e
         return 2, "unknown: shmguard answered %s: %s" % (e.code, e)
     except socket.timeout:
         return down, "shmguard did not answer on %s within %g s" % (path, timeout)

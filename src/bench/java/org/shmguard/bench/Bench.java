@@ -83,6 +83,9 @@ public final class Bench {
         results.missing(k, "daemon measurements skipped (-Dbench.daemon=false)");
       }
     }
+    if (Boolean.parseBoolean(System.getProperty("bench.flood", "true"))) {
+      FloodBench.run(results, params, tools); // issue 20: one user's request flood on the advice socket
+    }
     targets(results);
     footprintTable(results);
     results.write(params.out().resolve("results.json"));

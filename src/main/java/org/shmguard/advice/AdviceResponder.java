@@ -1,59 +1,36 @@
 package org.shmguard.advice;
 
-import java.io.IOException;
 import java.util.function.Supplier;
 import org.shmguard.policy.AdviceEngine;
 import org.shmguard.policy.Advice;
 import org.shmguard.policy.JobShape;
 import org.shmguard.policy.HostGpus;
 import org.shmguard.policy.MountSpace;
-import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
-import org.shmguard.nativ.FsUsage;
-import org.shmguard.nativ.Linux;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.NcclVersion;
 
 /**
  * Answers one parsed request: the protocol's meaning, apart from the socket that carries it.
- * The mounts come from the latest judgement the daemon made; the free space of the asked-about
- * mount is measured again at the request, so the advice is not a pass old.
+ * Every answer comes from the latest judgement the daemon made, the free space of the asked-about
+ * mount included (as that pass measured it): no request reads the host, so a flood of requests
+ * costs no I/O (docs/advice.md, "How fresh an answer is").
  */
 public final class AdviceResponder {
-  /** Measures a mount now; null when it cannot, and the judgement's figure is used. */
-  public interface UsageProbe {
-    ShmMount.Usage measure(ShmMount mount);
-
-    static UsageProbe statvfs() {
-      return m -> {
-        try {
-          // on a client's thread: a path through a stalled namespace root must not hold its slot
-          FsUsage u = PathWalks.shared().run(m.path(), () -> Linux.get().statvfs(m.path()));
-          return new ShmMount.Usage(u.sizeBytes(), u.usedBytes(), u.availableBytes(), u.inodes(), u.freeInodes());
-        } catch (IOException e) {
-          return null;
-        }
-      };
-    }
-  }
-
   private final Supplier<Judgement> view;
   private final Supplier<HostGpus> gpus;
   private final AdviceEngine engine;
-  private final UsageProbe probe;
   private final HostActions actions;
   private volatile java.util.function.BiConsumer<String, ShmMount> answered = (action, mount) -> { };
   private volatile HealthAnswer health;
   private volatile ScanAnswer scans;
 
-  public AdviceResponder(Supplier<Judgement> view, Supplier<HostGpus> gpus, AdviceEngine engine, UsageProbe probe,
-      HostActions actions) {
+  public AdviceResponder(Supplier<Judgement> view, Supplier<HostGpus> gpus, AdviceEngine engine, HostActions actions) {
     this.view = view;
     this.gpus = gpus;
     this.engine = engine;
-    this.probe = probe;
     this.actions = actions;
   }
 
@@ -169,14 +146,11 @@ public final class AdviceResponder {
     };
   }
 
-  /** The room in {@code m} now, with what the judgement found leaked there. */
+  /** The room in {@code m} as the judgement's pass measured it, with what it found leaked there. */
   MountSpace space(ShmMount m, Judgement j) throws ProtocolException {
-    ShmMount.Usage u = probe.measure(m);
+    ShmMount.Usage u = m.usage();
     if (u == null) {
-      u = m.usage();
-    }
-    if (u == null) {
-      throw new ProtocolException(ProtocolException.FAILED, "cannot measure " + m.displayName());
+      throw new ProtocolException(ProtocolException.FAILED, "the last pass could not measure " + m.displayName() + "; ask again after the next one");
     }
     return MountSpace.of(m, u, j);
   }

@@ -26,9 +26,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The advice socket: a Unix stream socket speaking the line protocol of {@link Request}, one
  * request per connection. The peer's credentials (SO_PEERCRED) decide whether it gets a slot
- * (per user, with slots of root's own that no ordinary user can fill) and whether it may change
- * the host. Each connection gets a bounded line, an idle and a request deadline; a bad, oversized,
- * silent, slow or surplus client gets an "ERR v1" line and is closed, and the others carry on.
+ * (per user, with slots of root's own that no ordinary user can fill), whether it is within its
+ * user's request rate ({@link RequestRate}: over it, "ERR v1 rate-limited" after a pause, with
+ * nothing read or parsed first) and whether it may change the host. Each connection gets a
+ * bounded line, an idle and a request deadline; a bad, oversized, silent, slow or surplus client
+ * gets an "ERR v1" line and is closed, and the others carry on.
  *
  * <pre>{@code
  * try (AdviceServer s = AdviceServer.bind(Path.of("/run/shmguard/advice.sock"), responder, Limits.of(config.advice()))) {
@@ -43,31 +45,47 @@ public final class AdviceServer implements Closeable {
   private static final Duration DRAIN_TIME = Duration.ofSeconds(1);
   private static final int SD_LISTEN_FDS_START = 3;
   private static final Duration REFUSAL_LOG_EVERY = Duration.ofSeconds(10);
+  private static final int ACCEPT_BATCH = 64;
 
   /**
    * How much one client may send and how long it may take, and how many connections are served
    * at once: ordinary users share {@code maxClients}, at most {@code maxClientsPerUser} each, and
-   * root has {@code rootClients} more of its own (see {@link ClientSlots}).
+   * root has {@code rootClients} more of its own (see {@link ClientSlots}); each user (root
+   * too) may make {@code burst} requests at once and {@code perSecond} a second on average (see
+   * {@link RequestRate}).
    *
    * @param idleTimeout how long a connection may stay silent before its first byte
    * @param requestTimeout how long the whole request line may take
    */
   public record Limits(int maxLineBytes, Duration idleTimeout, Duration requestTimeout, int maxClients,
-      int maxClientsPerUser, int rootClients) {
+      int maxClientsPerUser, int rootClients, int burst, int perSecond) {
     public static final int MAX_LINE_BYTES = 1024;
 
     public Limits {
       if (maxLineBytes < 1 || idleTimeout.isNegative() || idleTimeout.isZero() || requestTimeout.isNegative()
-          || requestTimeout.isZero()) {
+          || requestTimeout.isZero() || burst < 1 || perSecond < 1) {
         throw new IllegalArgumentException("advice socket limits must be positive: line " + maxLineBytes + " bytes, idle "
-            + idleTimeout + ", request " + requestTimeout);
+            + idleTimeout + ", request " + requestTimeout + ", burst " + burst + ", rate " + perSecond);
       }
+    }
+
+    /** These caps and deadlines, with the shipped request rate. */
+    public Limits(int maxLineBytes, Duration idleTimeout, Duration requestTimeout, int maxClients, int maxClientsPerUser,
+        int rootClients) {
+      this(maxLineBytes, idleTimeout, requestTimeout, maxClients, maxClientsPerUser, rootClients, RequestRate.BURST,
+          RequestRate.PER_SECOND);
     }
 
     /** The configured limits. */
     public static Limits of(Config.Advice c) {
       return new Limits(MAX_LINE_BYTES, c.idleTimeout(), c.requestTimeout(), c.maxClients(), c.maxClientsPerUser(),
           c.rootClients());
+    }
+
+    /** The same limits with another request rate (a test's, smaller than the shipped one). */
+    public Limits withRate(int newBurst, int newPerSecond) {
+      return new Limits(maxLineBytes, idleTimeout, requestTimeout, maxClients, maxClientsPerUser, rootClients, newBurst,
+          newPerSecond);
     }
 
     /** {@code maxClients} for anyone, root included, each with {@code requestTimeout} for everything. */
@@ -83,6 +101,8 @@ public final class AdviceServer implements Closeable {
   private final AdviceResponder responder;
   private final Limits limits;
   private final ClientSlots slots;
+  /** Used by the acceptor thread alone. */
+  private final RequestRate rate;
   private final ExecutorService workers;
   private final UserPrincipal root;
   private Thread acceptor;
@@ -93,6 +113,10 @@ public final class AdviceServer implements Closeable {
   private int refusedSinceLog;
   private long lastDeniedLog = System.nanoTime() - REFUSAL_LOG_EVERY.toNanos();
   private int deniedSinceLog;
+  private long lastLimitLog = System.nanoTime() - REFUSAL_LOG_EVERY.toNanos();
+  private int limitedSinceLog;
+  /** A user whose stretch of rate refusals began after the last such line. */
+  private String unloggedLimit;
 
   private AdviceServer(ServerSocketChannel server, Path path, SocketFile ownFile, AdviceResponder responder, Limits limits)
       throws IOException {
@@ -102,6 +126,7 @@ public final class AdviceServer implements Closeable {
     this.responder = responder;
     this.limits = limits;
     this.slots = new ClientSlots(limits.maxClients(), limits.maxClientsPerUser(), limits.rootClients());
+    this.rate = new RequestRate(limits.burst(), limits.perSecond());
     AtomicInteger seq = new AtomicInteger();
     this.workers = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "advice-client-" + seq.incrementAndGet());
@@ -165,9 +190,10 @@ public final class AdviceServer implements Closeable {
     acceptor = new Thread(this::acceptLoop, "advice-accept");
     acceptor.setDaemon(true);
     acceptor.start();
-    LOG.info("advice socket listening on {} (ordinary users: {} connections, {} each; root: {} more; {} ms idle, {} ms per request)",
-        path, limits.maxClients(), limits.maxClientsPerUser(), limits.rootClients(), limits.idleTimeout().toMillis(),
-        limits.requestTimeout().toMillis());
+    LOG.info("advice socket listening on {} (ordinary users: {} connections, {} each; root: {} more; {} ms idle, {} ms per request;"
+        + " {} requests at once and {} a second per user)", path, limits.maxClients(), limits.maxClientsPerUser(),
+        limits.rootClients(), limits.idleTimeout().toMillis(), limits.requestTimeout().toMillis(), limits.burst(),
+        limits.perSecond());
     return this;
   }
 
@@ -183,9 +209,9 @@ public final class AdviceServer implements Closeable {
       Refusals refusals = new Refusals(selector);
       try {
         while (server.isOpen()) {
-          // Only a lingering refusal has a deadline; with none, block until a client comes (or
-          // close() wakes it), so an idle daemon's acceptor does not wake 10 times a second.
-          selector.select(refusals.isEmpty() ? 0 : 100);
+          // Only a held or lingering refusal has a deadline; with none, block until a client comes
+          // (or close() wakes it), so an idle daemon's acceptor does not wake 10 times a second.
+          selector.select(refusals.nextDeadlineMillis(System.nanoTime()));
           long now = System.nanoTime();
           for (SelectionKey key : selector.selectedKeys()) {
             if (key == accepting) {
@@ -209,8 +235,14 @@ public final class AdviceServer implements Closeable {
     }
   }
 
+  /**
+   * Accepts what is waiting, at most {@link #ACCEPT_BATCH} before the selector runs again: the
+   * descriptors of refused connections closed meanwhile are freed only then (a channel registered
+   * with a selector is closed when its key leaves the selector), and a client that connects as
+   * fast as it can would otherwise keep this loop from ever returning.
+   */
   private void acceptReady(Refusals refusals, long now) throws IOException {
-    while (true) {
+    for (int i = 0; i < ACCEPT_BATCH; i++) {
       SocketChannel client;
       try {
         client = server.accept();
@@ -224,6 +256,13 @@ public final class AdviceServer implements Closeable {
         return;
       }
       Peer peer = peer(client);
+      // Before anything is read: a refusal must cost less than an answer.
+      RequestRate.Taken token = rate.take(peer.user(), now);
+      if (!token.admitted()) {
+        refusals.hold(client, peer.user(), rateLimited(peer), now);
+        logLimited(peer, token.startsStretch(), now);
+        continue;
+      }
       String refusal = slots.take(peer);
       if (refusal != null) {
         refusals.refuse(client, new ProtocolException(ProtocolException.BUSY, refusal).replyLine(), now);
@@ -258,6 +297,30 @@ public final class AdviceServer implements Closeable {
           peer.user(), why, deniedSinceLog);
       lastDeniedLog = now;
       deniedSinceLog = 0;
+    }
+  }
+
+  private String rateLimited(Peer peer) {
+    return new ProtocolException(ProtocolException.RATE_LIMITED, peer.user() + " asked more than " + rate.burst()
+        + " requests at once or " + limits.perSecond() + " a second; answered again once it asks less often").replyLine();
+  }
+
+  /**
+   * A line when a user begins to be refused for its rate, at most one per 10 s for all users,
+   * with how many requests were refused for it since the last such line; none per refusal.
+   */
+  private void logLimited(Peer peer, boolean startsStretch, long now) {
+    limitedSinceLog++;
+    if (startsStretch) {
+      unloggedLimit = peer.user();
+    }
+    if (unloggedLimit != null && now - lastLimitLog >= REFUSAL_LOG_EVERY.toNanos()) {
+      LOG.warn("advice socket: {} asks more than {} requests at once or {} a second; its requests are refused"
+          + " (rate-limited) until it asks less often ({} refused for the rate since the last such line)", unloggedLimit,
+          rate.burst(), limits.perSecond(), limitedSinceLog);
+      lastLimitLog = now;
+      limitedSinceLog = 0;
+      unloggedLimit = null;
     }
   }
 

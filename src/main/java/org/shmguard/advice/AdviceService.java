@@ -53,8 +53,7 @@ public final class AdviceService implements Consumer<Judgement>, Closeable {
     HostGpus gpus = NvidiaProc.read(paths);
     LOG.info("advice: NVIDIA driver {}, {} GPU(s) listed", gpus.driver() == null ? "not found" : gpus.driver(), gpus.gpuCount());
     AtomicReference<Judgement> ref = new AtomicReference<>();
-    AdviceResponder responder = new AdviceResponder(ref::get, () -> gpus, new AdviceEngine(c.defaultLocalRanks()),
-        AdviceResponder.UsageProbe.statvfs(), actions).answerChecks(HealthAnswer.of(config));
+    AdviceResponder responder = new AdviceResponder(ref::get, () -> gpus, new AdviceEngine(c.defaultLocalRanks()), actions).answerChecks(HealthAnswer.of(config));
     if (scans != null) {
       responder.answerScans(ScanAnswer.of(scans, config));
     }

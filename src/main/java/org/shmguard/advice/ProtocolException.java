@@ -7,6 +7,8 @@ public final class ProtocolException extends Exception {
   public static final String TOO_LONG = "too-long";
   public static final String TIMEOUT = "timeout";
   public static final String BUSY = "busy";
+  /** The user asked more often than its request rate allows: ask again later, less often. */
+  public static final String RATE_LIMITED = "rate-limited";
   public static final String DENIED = "denied";
   public static final String UNKNOWN_MOUNT = "unknown-mount";
   public static final String UNAVAILABLE = "unavailable";

@@ -29,7 +29,8 @@ import picocli.CommandLine.Option;
         + " NCCL_CUMEM_HOST_ENABLE=1, NCCL_SHM_DISABLE=1, or that the tmpfs must grow, with the reason and the numbers.",
         "Asks the daemon over its socket; when no daemon answers, works it out here from /dev/shm alone and says so."},
     footer = {"", "Exit status: 0 advice printed, 1 no advice (the daemon refused, or --daemon-only and no daemon), 2 usage,"
-        + " 78 bad configuration."})
+        + " 75 no advice with --daemon-only because this user asked the daemon too often (rate-limited), 78 bad"
+        + " configuration."})
 final class AdviseCommand implements Callable<Integer> {
   @Mixin CommonOptions common;
 
@@ -89,6 +90,19 @@ final class AdviseCommand implements Callable<Integer> {
       common.out().flush();
       return Main.EXIT_OK;
     } catch (ProtocolException e) {
+      if (e.code().equals(ProtocolException.RATE_LIMITED)) {
+        why = "the daemon limits how often one user may ask, and refused this request (rate-limited): " + e.getMessage();
+        if (daemonOnly) {
+          spec.commandLine().getErr().println("shmguard: " + why);
+          return Main.EXIT_TEMPFAIL;
+        }
+        spec.commandLine().getErr().println("shmguard: " + why + "; advice worked out here from " + shmPath
+            + " alone, without the daemon's view of leaked segments");
+        Advice a = local(config, shape, dev);
+        common.out().print(format.equals("json") ? AdviceFormat.json(a) : AdviceFormat.env(a));
+        common.out().flush();
+        return Main.EXIT_OK;
+      }
       if (!e.code().equals(ProtocolException.UNKNOWN_MOUNT) && !e.code().equals(ProtocolException.UNAVAILABLE)) {
         spec.commandLine().getErr().println("shmguard: the daemon answered: " + e.code() + ": " + e.getMessage());
         return Main.EXIT_PROBLEM;

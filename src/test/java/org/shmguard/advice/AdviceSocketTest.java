@@ -60,7 +60,7 @@ class AdviceSocketTest {
       }
     };
     AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
-        AdviceResponder.UsageProbe.statvfs(), actions);
+        actions);
     server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(2), 4)).start();
   }
 
@@ -202,7 +202,7 @@ class AdviceSocketTest {
   @Test
   void aStaleSocketFileIsReplacedAndALiveOneIsNot() throws Exception {
     AdviceResponder r = new AdviceResponder(() -> null, HostGpus::unknown, new AdviceEngine(8),
-        AdviceResponder.UsageProbe.statvfs(), HostActions.none());
+        HostActions.none());
 
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> AdviceServer.bind(socket, r, AdviceServer.Limits.of(Duration.ofSeconds(1), 1)))
         .hasMessageContaining("another shmguard already answers on " + socket);

@@ -290,7 +290,7 @@ class ColdPathTest {
     Judgement j = Engine.create(TestConfig.load(TestConfig.watching(shm.path(), "0s")), HostPaths.system()).judge();
     Clock hourLater = Clock.offset(Clock.systemUTC(), Duration.ofHours(1));
     AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
-        AdviceResponder.UsageProbe.statvfs(), HostActions.none())
+        HostActions.none())
         .answerScans(new ScanAnswer(ScanOutput::render, Duration.ofSeconds(120), hourLater));
     AdviceServer server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
     cleanup.add(server);
@@ -310,7 +310,7 @@ class ColdPathTest {
     shm.createSegment("nccl-two", 4096);
     Judgement j = Engine.create(TestConfig.load(TestConfig.watching(shm.path(), "0s")), HostPaths.system()).judge();
     AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
-        AdviceResponder.UsageProbe.statvfs(), HostActions.none())
+        HostActions.none())
         .answerScans(new ScanAnswer(ScanOutput::render, Duration.ofSeconds(120), Clock.systemUTC(), 1));
     cleanup.add(AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start());
 

@@ -26,7 +26,7 @@ class ContainerAdviceTest {
       Judgement j = Engine.create(TestConfig.load(cfg), HostPaths.system()).judge();
       Path socket = Files.createDirectories(Sandbox.MOUNTS).resolve("container-advice.sock");
       AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
-          AdviceResponder.UsageProbe.statvfs(), HostActions.none());
+          HostActions.none());
       try (AdviceServer server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start()) {
         String inside = Cmd.run("nsenter", "-t", Integer.toString(c.pid()), "-m", "--", Sandbox.javaBinary(),
             "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), "org.shmguard.cli.Main",

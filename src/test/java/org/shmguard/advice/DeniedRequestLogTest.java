@@ -42,7 +42,7 @@ class DeniedRequestLogTest {
   void aUserAskingCleanInALoopIsDeniedEachTimeAndLoggedOnce() throws Exception {
     Path socket = Sandbox.MOUNTS.resolve("advice-denied-" + ProcessHandle.current().pid() + ".sock");
     AdviceResponder responder = new AdviceResponder(() -> null, HostGpus::unknown, new AdviceEngine(8),
-        AdviceResponder.UsageProbe.statvfs(), HostActions.none());
+        HostActions.none());
     Logger log = (Logger) LoggerFactory.getLogger(AdviceServer.class);
     ListAppender<ILoggingEvent> lines = new ListAppender<>();
     lines.start();

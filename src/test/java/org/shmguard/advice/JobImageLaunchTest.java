@@ -118,7 +118,7 @@ class JobImageLaunchTest {
     Judgement j = Engine.create(TestConfig.load(TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n"
         + "  requireHostPidNamespace: false\n")), HostPaths.system()).judge();
     AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
-        AdviceResponder.UsageProbe.statvfs(), HostActions.none());
+        HostActions.none());
     Path socket = sockDir.resolve("advice.sock");
     server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 8)).start();
     String advice = AdviceClient.ask(socket, "ADVISE v1 ranks=4 nccl=2.21.5 dev=" + shm.dev(), Duration.ofSeconds(10));

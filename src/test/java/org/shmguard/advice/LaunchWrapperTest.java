@@ -83,7 +83,7 @@ class LaunchWrapperTest {
     Judgement j = Engine.create(TestConfig.load(TestConfig.write("mounts: [/dev/shm]\nreap:\n  requireHostPidNamespace: false\n")),
         HostPaths.system()).judge();
     AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
-        AdviceResponder.UsageProbe.statvfs(), HostActions.none());
+        HostActions.none());
     server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
   }
 
@@ -155,6 +155,22 @@ class LaunchWrapperTest {
         "--nccl-version", "2.28.3", "--nodes", "1", "--processes", "8", "--");
     assertThat(verbose.err).startsWith("shmguard-launch: set nothing [advice: none]: 8 local ranks of NCCL 2.28.3 need at most 42.0 KiB")
         .contains("P2P between all GPUs");
+  }
+
+  @Test
+  void aUserOverTheRequestRateIsToldSoAndTheCommandRunsUnchanged() throws Exception {
+    Judgement j = Engine.create(TestConfig.load(TestConfig.write("mounts: [/dev/shm]\nreap:\n  requireHostPidNamespace: false\n")),
+        HostPaths.system()).judge();
+    server = AdviceServer.bind(socket, new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
+        HostActions.none()), AdviceServer.Limits.of(Duration.ofSeconds(5), 4).withRate(1, 1)).start();
+    assertThat(AdviceClient.ask(socket, "PING", Duration.ofSeconds(5))).isEqualTo("pong\n"); // root's one token
+
+    Run r = launch(Asker.PYTHON, Map.of(), "--local-ranks", "4", "--nccl-version", "2.21.5", "--");
+
+    assertThat(r.status).as(r.err).isEqualTo(7);
+    assertThat(r.out).contains("SHM=unset\n");
+    assertThat(r.err).isEqualTo("shmguard-launch: the shmguard daemon refused: this user asked for advice too often"
+        + " (rate-limited); running the command unchanged\n");
   }
 
   @Test

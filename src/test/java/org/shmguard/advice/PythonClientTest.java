@@ -57,7 +57,7 @@ class PythonClientTest {
     Judgement j = Engine.create(TestConfig.load(TestConfig.write("mounts: [/dev/shm]\nreap:\n  requireHostPidNamespace: false\n")),
         HostPaths.system()).judge();
     AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
-        AdviceResponder.UsageProbe.statvfs(), HostActions.none());
+        HostActions.none());
     server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
   }
 
@@ -76,6 +76,36 @@ class PythonClientTest {
     assertThat(py.out()).isEqualTo(java.out());
     assertThat(py.out()).contains(format.equals("env") ? "NCCL_SHM_DISABLE=1\n" : "\"NCCL_SHM_DISABLE\":\"1\"");
     assertThat(py.err()).isEmpty();
+  }
+
+  @Test
+  void bothClientsSayWhenTheDaemonRefusesThisUserForAskingTooOften() throws Exception {
+    Judgement j = Engine.create(TestConfig.load(TestConfig.write("mounts: [/dev/shm]\nreap:\n  requireHostPidNamespace: false\n")),
+        HostPaths.system()).judge();
+    server = AdviceServer.bind(socket, new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
+        HostActions.none()), AdviceServer.Limits.of(Duration.ofSeconds(5), 4).withRate(2, 1)).start();
+    String limited = "root asked more than 2 requests at once or 1 a second; answered again once it asks less often";
+    AdviceClient.ask(socket, "PING", Duration.ofSeconds(5));
+    AdviceClient.ask(socket, "PING", Duration.ofSeconds(5)); // root's bucket is empty now
+
+    PyClient py = PyClient.run(DEADLINE, Map.of(), "advise", "--socket", socket.toString());
+    assertThat(py.status()).as(py.err()).isEqualTo(75);
+    assertThat(py.out()).isEmpty();
+    assertThat(py.err()).isEqualTo("shmguard_client: the daemon limits how often one user may ask, and refused this"
+        + " request (rate-limited): " + limited + "\n");
+
+    AdviceClient.ask(socket, "PING", Duration.ofSeconds(5)); // the token that came back during the hold
+    CliRun java = CliRun.of("advise", "--daemon-only", "--socket", socket.toString());
+    assertThat(java.status()).as(java.err()).isEqualTo(75);
+    assertThat(java.err()).isEqualTo("shmguard: the daemon limits how often one user may ask, and refused this"
+        + " request (rate-limited): " + limited + "\n");
+
+    AdviceClient.ask(socket, "PING", Duration.ofSeconds(5));
+    CliRun fallback = CliRun.of("advise", "--socket", socket.toString(), "--shm", "/dev/shm");
+    assertThat(fallback.status()).as(fallback.err()).isZero();
+    assertThat(fallback.err()).startsWith("shmguard: the daemon limits how often one user may ask").contains(
+        "; advice worked out here from /dev/shm alone");
+    assertThat(fallback.out()).contains("SHMGUARD_ADVICE=");
   }
 
   @Test

@@ -34,7 +34,7 @@ final class SocketClient {
       Files.copy(in, src, StandardCopyOption.REPLACE_EXISTING);
     }
     Path bin = dir.resolve("socket-client");
-    Cmd.run("cc", "-O1", "-o", bin.toString(), src.toString());
+    Cmd.run("cc", "-O1", "-pthread", "-o", bin.toString(), src.toString());
     Cmd.run("chmod", "-R", "a+rX", dir.toString());
     return new SocketClient(dir, bin);
   }
@@ -42,6 +42,45 @@ final class SocketClient {
   /** Its answer to one request, asked as {@code uid}. */
   String ask(int uid, Path socket, String line) {
     return Cmd.run(as(uid, "ask", socket.toString(), line).toArray(String[]::new));
+  }
+
+  /**
+   * Starts asking {@code line} as {@code uid} on {@code conns} connections at a time, back to back,
+   * for {@code seconds}; {@link Flood#counts} waits for the end.
+   */
+  Flood flood(int uid, Path socket, int conns, int seconds, String line) throws IOException {
+    Process p = new ProcessBuilder(as(uid, "flood", socket.toString(), Integer.toString(conns),
+        Integer.toString(seconds), line)).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    return new Flood(p);
+  }
+
+  /** A process asking in a loop. */
+  static final class Flood implements AutoCloseable {
+    private final Process process;
+
+    private Flood(Process process) {
+      this.process = process;
+    }
+
+    /** Once it ends: "sent" and each reply code ("OK", "ERR rate-limited", ...) with how many came. */
+    java.util.Map<String, Long> counts() throws IOException, InterruptedException {
+      java.util.Map<String, Long> counts = new java.util.LinkedHashMap<>();
+      BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+      for (String l; (l = out.readLine()) != null; ) {
+        int sp = l.lastIndexOf(' ');
+        counts.put(l.substring(0, sp), Long.parseLong(l.substring(sp + 1)));
+      }
+      if (!process.waitFor(60, TimeUnit.SECONDS)) {
+        throw new AssertionError("the flooding client did not end");
+      }
+      return counts;
+    }
+
+    @Override
+    public void close() throws Exception {
+      process.destroyForcibly();
+      process.waitFor(30, TimeUnit.SECONDS);
+    }
   }
 
   /** Starts {@code n} idle connections as {@code uid}; returns once they are connected. */

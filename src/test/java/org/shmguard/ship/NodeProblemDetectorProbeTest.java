@@ -83,7 +83,7 @@ class NodeProblemDetectorProbeTest {
     Judgement j = Engine.create(TestConfig.load(TestConfig.write("mounts: [" + list + "]\nreap:\n  grace: 0s\n"
         + "  requireHostPidNamespace: false\n  dryRun: " + dryRun + "\n")), HostPaths.system()).judge();
     AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
-        AdviceResponder.UsageProbe.statvfs(), HostActions.none())
+        HostActions.none())
         .answerChecks(new HealthAnswer(90, dryRun, STALE_AFTER, clock));
     server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
   }

@@ -101,7 +101,7 @@ class ListenFaultsTest {
     Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "taken-socket-");
     Path socket = dir.resolve("advice.sock");
     AdviceResponder responder = new AdviceResponder(() -> null, HostGpus::unknown, new AdviceEngine(8),
-        AdviceResponder.UsageProbe.statvfs(), HostActions.none());
+        HostActions.none());
     try (TmpfsMount shm = TmpfsMount.create("size=1m,mode=1777");
         AdviceServer other = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(2), 4)).start()) {
       Path config = TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  requireHostPidNamespace: false\n"
