@@ -215,7 +215,7 @@ class LaunchWrapperTest {
       Judgement j = Engine.create(TestConfig.load(TestConfig.write("mounts: [" + other.path() + "]\nreap:\n"
           + "  requireHostPidNamespace: false\n")), HostPaths.system()).judge();
       server = AdviceServer.bind(socket, new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
-          AdviceResponder.UsageProbe.statvfs(), HostActions.none()), AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
+          HostActions.none()), AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
 
       Run r = launch(asker, Map.of(), "--local-ranks", "4");
 
