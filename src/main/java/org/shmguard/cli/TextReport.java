@@ -45,10 +45,15 @@ final class TextReport {
       }
     }
     for (MountReport r : j.mounts()) {
-      String note = ScanView.note(snap.contents(r.mount().dev()));
+      var c = snap.contents(r.mount().dev());
+      String note = c == null ? ScanView.note(r.mount()) : ScanView.note(c);
       if (note != null) {
         out.append("  ").append(r.mount().displayName()).append(": ").append(note).append('\n');
       }
+    }
+    String notExamined = snap.notExamined();
+    if (notExamined != null) {
+      out.append("  not examined in this pass: ").append(notExamined).append('\n');
     }
     out.append('\n');
     if (j.segments().isEmpty()) {

@@ -88,7 +88,8 @@ public final class Daemon implements AutoCloseable {
     Poll poll = Poll.create();
     Worker worker = new Worker(engine,
         // A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap.
-        new MountChanges(paths, new MountDiscovery(paths), config.autoDiscover(), config.mountPaths())::devices,
+        new MountChanges(paths, new MountDiscovery(paths, config.namespaces().actInUserNamespaces(),
+            config.namespaces().reportLimit()), config.autoDiscover(), config.mountPaths())::devices,
         new MountWatches(Inotify.open()),
         new ExitWatches(d.watchHolders(), pid -> {
           ProcessInfo info = details.read(pid);

@@ -35,6 +35,21 @@ final class NsOwners {
     this.hostProblem = problem;
   }
 
+  /**
+   * Whether the mount namespace of {@code pid} is owned by a user namespace other than the host's,
+   * or its owner cannot be told: one any user can make, whatever the configuration opts in to.
+   */
+  boolean foreign(int pid) {
+    if (host == null) {
+      return true;
+    }
+    try {
+      return !MountCalls.get().ownerOfMountNamespace(paths.proc(Integer.toString(pid), "ns", "mnt").toString()).equals(host);
+    } catch (IOException e) {
+      return true;
+    }
+  }
+
   /** Why shmguard may not act in the mount namespace of {@code pid}, or null when it may. */
   String problem(int pid) {
     if (actInUserNamespaces) {

@@ -76,11 +76,25 @@ public final class SegmentLister {
     this.selection = selection;
   }
 
-  /** The files kept from one mount, what the listing counted, and what kept it from being listed. */
-  public record Listing(List<Segment> segments, MountContents contents, String problem) {
+  /**
+   * The files kept from one mount, what the listing counted, and what kept it from being listed.
+   *
+   * @param shareUsed how much of the mount's share the listing used: the larger of its two kept
+   *     sets (the oldest, and those set apart), each at most the share
+   */
+  public record Listing(List<Segment> segments, MountContents contents, String problem, int shareUsed) {
     public Listing {
       segments = List.copyOf(segments);
     }
+
+    public Listing(List<Segment> segments, MountContents contents, String problem) {
+      this(segments, contents, problem, segments.size());
+    }
+  }
+
+  /** The most files kept per mount and listing (reap.examineLimit). */
+  public int limit() {
+    return selection.limit();
   }
 
   public Listing list(ShmMount mount) {
@@ -133,7 +147,19 @@ public final class SegmentLister {
    * mistake for a filesystem that stopped answering).
    */
   public Listing list(ShmMount mount, DirHandle dir, Predicate<FileKey> heldBefore) {
-    Counter counter = new Counter(dir, mount.dev(), selection, heldBefore);
+    return list(mount, dir, heldBefore, selection.limit());
+  }
+
+  /**
+   * The same, keeping at most {@code share} files (and as many set apart) instead of the
+   * selection's limit: this mount's part of a budget shared over all mounts ({@link ExamineBudget}).
+   * Every file is still counted; 0 keeps none.
+   */
+  public Listing list(ShmMount mount, DirHandle dir, Predicate<FileKey> heldBefore, int share) {
+    if (share < 0 || share > selection.limit()) {
+      throw new IllegalArgumentException("share must be 0 to " + selection.limit() + ": " + share);
+    }
+    Counter counter = new Counter(dir, mount.dev(), selection, heldBefore, share);
     try {
       dir.forEachName(counter::accept);
     } catch (UncheckedIOException e) {
@@ -141,7 +167,7 @@ public final class SegmentLister {
     } catch (IOException e) {
       return new Listing(List.of(), null, "cannot list " + mount.path() + ": " + e.getMessage());
     }
-    return new Listing(counter.kept(), counter.contents(), null);
+    return new Listing(counter.kept(), counter.contents(), null, Math.max(counter.keptOldest(), counter.keptApart()));
   }
 
   /**
@@ -158,6 +184,9 @@ public final class SegmentLister {
     }
 
     void keep(Segment s) {
+      if (limit == 0) {
+        return;
+      }
       if (heap == null) {
         if (list.size() < limit) {
           list.add(s);
@@ -196,13 +225,13 @@ public final class SegmentLister {
     private long matching;
     private long matchingBytes;
 
-    Counter(DirHandle dir, Dev dev, Selection selection, Predicate<FileKey> heldBefore) {
+    Counter(DirHandle dir, Dev dev, Selection selection, Predicate<FileKey> heldBefore, int share) {
       this.dir = dir;
       this.dev = dev;
       this.selection = selection;
       this.heldBefore = heldBefore;
-      this.oldest = new Kept(selection.limit());
-      this.setAside = new Kept(selection.limit());
+      this.oldest = new Kept(share);
+      this.setAside = new Kept(share);
     }
 
     void accept(byte[] name) {
@@ -230,6 +259,14 @@ public final class SegmentLister {
       // Files that cannot be reaped now (held last pass, or hard-linked) are kept apart: any number
       // of them, however old, leaves the oldest others their places.
       (heldBefore.test(s.key()) || s.hasOtherLinks() ? setAside : oldest).keep(s);
+    }
+
+    int keptOldest() {
+      return oldest.size();
+    }
+
+    int keptApart() {
+      return setAside.size();
     }
 
     List<Segment> kept() {

@@ -16,6 +16,7 @@ import java.util.Objects;
  * @param hostPidNamespace whether shmguard runs in a PID namespace that sees every process
  * @param contents what each mount's listing counted; {@code segments} holds at most
  *     {@link MountContents#limit()} of each mount's files, the ones a reap pattern allows
+ * @param coverage what the pass left unexamined over the whole host (the global budget)
  */
 public record Snapshot(
     Instant takenAt,
@@ -28,7 +29,8 @@ public record Snapshot(
     List<String> warnings,
     boolean hostPidNamespace,
     int processesScanned,
-    List<MountContents> contents) {
+    List<MountContents> contents,
+    Coverage coverage) {
 
   /** A snapshot whose segments are every file of its mounts (fixtures): the counts are made from them. */
   public Snapshot(Instant takenAt, List<ShmMount> mounts, List<Segment> segments, HolderIndex holders, BitSet livePids,
@@ -36,6 +38,14 @@ public record Snapshot(
       int processesScanned) {
     this(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
         processesScanned, mounts.stream().map(m -> MountContents.ofAll(m.dev(), segments)).toList());
+  }
+
+  /** A snapshot of mounts listed without a global budget (fixtures): nothing left out beyond each mount's counts. */
+  public Snapshot(Instant takenAt, List<ShmMount> mounts, List<Segment> segments, HolderIndex holders, BitSet livePids,
+      Map<Integer, ProcessInfo> processes, List<String> problems, List<String> warnings, boolean hostPidNamespace,
+      int processesScanned, List<MountContents> contents) {
+    this(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
+        processesScanned, contents, Coverage.none(segments.size()));
   }
 
   public Snapshot {
@@ -48,6 +58,7 @@ public record Snapshot(
     problems = List.copyOf(problems);
     warnings = List.copyOf(warnings);
     contents = List.copyOf(contents);
+    java.util.Objects.requireNonNull(coverage, "coverage");
   }
 
   @Override
@@ -72,6 +83,11 @@ public record Snapshot(
       }
     }
     return null;
+  }
+
+  /** What the pass left unexamined, in one sentence (the mounts' counts and the global budget's), or null. */
+  public String notExamined() {
+    return coverage.describe(contents.stream().mapToLong(MountContents::unexamined).sum());
   }
 
   public ShmMount mount(Dev dev) {
