@@ -32,7 +32,7 @@ public final class Observer {
   /** reap.examineLimit's shipped default. */
   public static final int DEFAULT_LIMIT = 10_000;
   /** reap.examineTotal's shipped default. */
-  public static final int DEFAULT_TOTAL = 20_000;
+  public static final int DEFAULT_TOTAL = 10_000;
   private final MountDiscovery discovery;
   private final SegmentLister lister;
   private final HolderScanner holders;
@@ -133,7 +133,7 @@ public final class Observer {
         budget.skipped();
         continue;
       }
-      budget.used(listing.shareUsed());
+      budget.used(listing.keptOldest(), listing.keptApart());
       warnings.addAll(reached.problems());
       segments.addAll(listing.segments());
       contents.add(listing.contents());

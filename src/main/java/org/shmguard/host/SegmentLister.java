@@ -79,16 +79,16 @@ public final class SegmentLister {
   /**
    * The files kept from one mount, what the listing counted, and what kept it from being listed.
    *
-   * @param shareUsed how much of the mount's share the listing used: the larger of its two kept
-   *     sets (the oldest, and those set apart), each at most the share
+   * @param keptOldest how many of {@code segments} are the oldest that may be reapable
+   * @param keptApart how many are set apart: held at the previous pass, or hard-linked
    */
-  public record Listing(List<Segment> segments, MountContents contents, String problem, int shareUsed) {
+  public record Listing(List<Segment> segments, MountContents contents, String problem, int keptOldest, int keptApart) {
     public Listing {
       segments = List.copyOf(segments);
     }
 
     public Listing(List<Segment> segments, MountContents contents, String problem) {
-      this(segments, contents, problem, segments.size());
+      this(segments, contents, problem, segments.size(), 0);
     }
   }
 
@@ -147,17 +147,17 @@ public final class SegmentLister {
    * mistake for a filesystem that stopped answering).
    */
   public Listing list(ShmMount mount, DirHandle dir, Predicate<FileKey> heldBefore) {
-    return list(mount, dir, heldBefore, selection.limit());
+    return list(mount, dir, heldBefore, new ExamineBudget.Share(selection.limit(), selection.limit()));
   }
 
   /**
-   * The same, keeping at most {@code share} files (and as many set apart) instead of the
-   * selection's limit: this mount's part of a budget shared over all mounts ({@link ExamineBudget}).
-   * Every file is still counted; 0 keeps none.
+   * The same, keeping at most {@code share}'s numbers of files instead of the selection's limit:
+   * this mount's part of a budget shared over all mounts ({@link ExamineBudget}). Every file is
+   * still counted; a share of 0 keeps none.
    */
-  public Listing list(ShmMount mount, DirHandle dir, Predicate<FileKey> heldBefore, int share) {
-    if (share < 0 || share > selection.limit()) {
-      throw new IllegalArgumentException("share must be 0 to " + selection.limit() + ": " + share);
+  public Listing list(ShmMount mount, DirHandle dir, Predicate<FileKey> heldBefore, ExamineBudget.Share share) {
+    if (share.oldest() < 0 || share.oldest() > selection.limit() || share.apart() < 0 || share.apart() > selection.limit()) {
+      throw new IllegalArgumentException("a share is 0 to " + selection.limit() + " of each set: " + share);
     }
     Counter counter = new Counter(dir, mount.dev(), selection, heldBefore, share);
     try {
@@ -167,7 +167,7 @@ public final class SegmentLister {
     } catch (IOException e) {
       return new Listing(List.of(), null, "cannot list " + mount.path() + ": " + e.getMessage());
     }
-    return new Listing(counter.kept(), counter.contents(), null, Math.max(counter.keptOldest(), counter.keptApart()));
+    return new Listing(counter.kept(), counter.contents(), null, counter.keptOldest(), counter.keptApart());
   }
 
   /**
@@ -225,13 +225,13 @@ public final class SegmentLister {
     private long matching;
     private long matchingBytes;
 
-    Counter(DirHandle dir, Dev dev, Selection selection, Predicate<FileKey> heldBefore, int share) {
+    Counter(DirHandle dir, Dev dev, Selection selection, Predicate<FileKey> heldBefore, ExamineBudget.Share share) {
       this.dir = dir;
       this.dev = dev;
       this.selection = selection;
       this.heldBefore = heldBefore;
-      this.oldest = new Kept(share);
-      this.setAside = new Kept(share);
+      this.oldest = new Kept(share.oldest());
+      this.setAside = new Kept(share.apart());
     }
 
     void accept(byte[] name) {

@@ -82,7 +82,7 @@ class ConfigLoaderTest {
       duration in words        | reap:\\n  grace: two minutes        | 2 | reap.grace | is not a duration
       duration out of range    | daemon:\\n  interval: 10ms          | 2 | daemon.interval | 10ms is out of range; allowed: a duration from 100ms to 1d
       examine limit of zero    | reap:\\n  examineLimit: 0           | 2 | reap.examineLimit | 0 is out of range
-      limit above the total    | reap:\\n  examineLimit: 30000       | 2 | reap.examineLimit | reap.examineLimit (30000) is more than reap.examineTotal (20000), the most files a pass keeps over all mounts; allowed: reap.examineLimit at most reap.examineTotal
+      limit above the total    | reap:\\n  examineLimit: 30000       | 2 | reap.examineLimit | reap.examineLimit (30000) is more than reap.examineTotal (10000), the most files a pass keeps over all mounts; allowed: reap.examineLimit at most reap.examineTotal
       report limit negative    | namespaces:\\n  reportLimit: -1     | 2 | namespaces.reportLimit | -1 is out of range
       boolean                  | reap:\\n  dryRun: maybe             | 2 | reap.dryRun | "maybe" is not a boolean; allowed: true or false
       choice                   | log:\\n  level: verbose             | 2 | log.level | "verbose" is not allowed; allowed: one of error, warn, info, debug

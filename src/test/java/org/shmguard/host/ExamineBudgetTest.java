@@ -39,11 +39,35 @@ class ExamineBudgetTest {
     assertThat(budget.listed().get(0)).isSameAs(host);
     List<Integer> shares = new ArrayList<>();
     for (ShmMount m : budget.listed()) {
-      int share = budget.shareOf(m);
-      shares.add(share);
-      budget.used(share); // each uses all it gets
+      ExamineBudget.Share share = budget.shareOf(m);
+      shares.add(share.oldest());
+      budget.used(share.oldest(), share.apart()); // each uses all it gets
     }
     assertThat(shares).containsExactly(100, 50, 50, 50, 50);
+  }
+
+  @Test
+  void theHostsMountLeavesHalfToRootsContainersWhateverItHolds() {
+    ShmMount host = mount(1, MountOrigin.HOST, null);
+    ShmMount container = mount(10, MountOrigin.NAMESPACE, null);
+    ExamineBudget budget = new ExamineBudget(List.of(host, container), 100, 100);
+
+    assertThat(budget.shareOf(host)).isEqualTo(new ExamineBudget.Share(50, 50));
+    budget.used(50, 50);
+    assertThat(budget.shareOf(container)).isEqualTo(new ExamineBudget.Share(50, 50));
+    assertThat(new ExamineBudget(List.of(host), 100, 100).shareOf(host)).as("alone, all of it")
+        .isEqualTo(new ExamineBudget.Share(100, 100));
+  }
+
+  @Test
+  void filesSetApartInOneMountTakeNoPlaceFromLeaksInAnother() {
+    ShmMount host = mount(1, MountOrigin.HOST, null);
+    ShmMount other = mount(2, MountOrigin.CONFIGURED, null);
+    ExamineBudget budget = new ExamineBudget(List.of(host, other), 100, 100);
+
+    assertThat(budget.shareOf(host)).isEqualTo(new ExamineBudget.Share(50, 50));
+    budget.used(0, 50); // nothing but hard links and held files
+    assertThat(budget.shareOf(other)).isEqualTo(new ExamineBudget.Share(100, 50));
   }
 
   @Test
@@ -52,11 +76,11 @@ class ExamineBudgetTest {
         mount(12, MountOrigin.NAMESPACE, null));
     ExamineBudget budget = new ExamineBudget(found, 100, 120);
 
-    assertThat(budget.shareOf(found.get(0))).isEqualTo(40);
-    budget.used(4);
-    assertThat(budget.shareOf(found.get(1))).isEqualTo(58);
+    assertThat(budget.shareOf(found.get(0)).oldest()).isEqualTo(40);
+    budget.used(4, 0);
+    assertThat(budget.shareOf(found.get(1)).oldest()).isEqualTo(58);
     budget.skipped(); // not answering: its share stays
-    assertThat(budget.shareOf(found.get(2))).isEqualTo(100); // 116 left, the per-mount limit caps it
+    assertThat(budget.shareOf(found.get(2)).oldest()).isEqualTo(100); // 116 left, the per-mount limit caps it
   }
 
   @Test
@@ -68,11 +92,11 @@ class ExamineBudgetTest {
     ExamineBudget budget = new ExamineBudget(found, 10, 1000);
     long sum = 0;
     for (ShmMount m : budget.listed()) {
-      int share = budget.shareOf(m);
-      sum += share;
-      budget.used(share);
+      ExamineBudget.Share share = budget.shareOf(m);
+      sum += share.oldest() + share.apart();
+      budget.used(share.oldest(), share.apart());
     }
-    assertThat(sum).isEqualTo(1000);
+    assertThat(sum).isEqualTo(2000); // 1000 of each set
   }
 
   @Test
