@@ -14,9 +14,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.shmguard.testing.CProgram;
+import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
+import org.shmguard.testing.TmpfsMount;
 import org.shmguard.testing.UserNsAttacker;
 
 /**
@@ -120,6 +122,71 @@ class ManyUserNamespacesTest {
         u.close();
       }
       Files.deleteIfExists(leak);
+    }
+  }
+
+  /**
+   * The other half of the global bound, on mounts shmguard acts in: three of root's mounts, each
+   * 10,000 empty files named {@code nccl-} and 230 more characters (failed NCCL creations, reaped
+   * at once, each with an allocation_failed event) and 10,000 hard links of one more. Before
+   * reap.examineTotal each mount kept its own 20,000; now the pass keeps at most 10,000 of each
+   * kind over all three, and the daemon drains the 30,000 over several passes under the unit's heap.
+   */
+  @Test
+  void daemonUnderTheUnitsHeapDrainsRootsCrowdedMountsWithinTheGlobalBudget() throws Exception {
+    Sandbox.require();
+    Path mkfiles = CProgram.build("memory/mkfiles.c");
+    String longName = "nccl-" + "0".repeat(223);
+    List<TmpfsMount> mounts = new ArrayList<>();
+    Path log = Sandbox.MOUNTS.resolve("many-mounts-" + ProcessHandle.current().pid() + ".log");
+    try {
+      StringBuilder paths = new StringBuilder();
+      for (int i = 0; i < 3; i++) {
+        TmpfsMount m = TmpfsMount.create("size=8m,nr_inodes=" + (FILES + LINKS + 100));
+        mounts.add(m);
+        Cmd.run(mkfiles.toString(), m.path().toString(), longName, String.valueOf(FILES));
+        Files.createFile(m.file("nccl-linked"));
+        Cmd.run(mkfiles.toString(), m.path().toString(), longName + "L", String.valueOf(LINKS), "0",
+            "nccl-linked");
+        paths.append(", ").append(m.path());
+      }
+      Path config = TestConfig.write("mounts: [auto" + paths + "]\nreap:\n  grace: 1h\n  requireHostPidNamespace: false\n"
+          + "metrics:\n  listen: \"\"\n");
+      Process daemon = new ProcessBuilder(command(config, "daemon")).redirectErrorStream(true).redirectOutput(log.toFile())
+          .start();
+      try {
+        for (TmpfsMount m : mounts) {
+          Eventually.until("the daemon reaps the failed creations in " + m.path(), Duration.ofSeconds(180),
+              () -> count(m.path()) == LINKS + 1);
+        }
+        assertThat(daemon.isAlive()).as("the daemon is still up").isTrue();
+        String out = Files.readString(log);
+        assertThat(out).doesNotContain("OutOfMemoryError");
+        assertThat(out).contains("beyond this pass's share (reap.examineLimit per mount, reap.examineTotal 10000 over all)");
+        daemon.destroy();
+        assertThat(daemon.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(daemon.exitValue()).isZero();
+      } catch (AssertionError e) {
+        String out = Files.exists(log) ? Files.readString(log) : "";
+        throw new AssertionError(e.getMessage() + "\ndaemon's output (last 2000 chars):\n"
+            + out.substring(Math.max(0, out.length() - 2000)), e);
+      } finally {
+        daemon.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+      }
+    } finally {
+      Files.deleteIfExists(log);
+      for (TmpfsMount m : mounts) {
+        m.close();
+      }
+    }
+  }
+
+  /** Entries in a directory. */
+  private static long count(Path dir) {
+    try (var s = Files.list(dir)) {
+      return s.count();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
     }
   }
 
