@@ -21,7 +21,9 @@ import org.shmguard.nativ.Linux;
 
 /**
  * The observe stage: mounts, their segments, one /proc pass for holders, capacity, frozen into a
- * {@link Snapshot}. It reads the host and decides nothing.
+ * {@link Snapshot}. It reads the host and decides nothing. Memory is bounded for the whole host:
+ * the mounts shmguard acts in are listed within an {@link ExamineBudget}, the ones it only reports
+ * are measured and never listed, and discovery looks at a bounded number of users' namespaces.
  *
  * <pre>{@code
  * Observer observer = new Observer(HostPaths.system(), true, List.of(), Clock.systemUTC());
@@ -140,29 +142,7 @@ public final class Observer {
       shown.put(m.dev(), m.withUsage(reached.usage()));
       devs.add(m.dev());
     }
-    // Mounts shmguard only reports cost the least: a statvfs each, no listing, no per-file record,
-    // no place in the /proc pass. What their files are is their owner's business; how full they are is reported.
-    int reportOnly = 0;
-    long reportOnlyFiles = 0;
-    for (ShmMount m : found.mounts()) {
-      if (m.mayAct()) {
-        continue;
-      }
-      List<String> problems = new ArrayList<>();
-      ShmMount.Usage u;
-      try {
-        u = walks.run(m.path(), () -> usage(m, problems));
-      } catch (IOException e) {
-        warnings.add(m.displayName() + " is not measured in this pass: " + e.getMessage());
-        continue;
-      }
-      warnings.addAll(problems);
-      reportOnly++;
-      if (u != null) {
-        reportOnlyFiles += Math.max(0, u.inodes() - u.freeInodes() - 1); // less the root directory
-      }
-      shown.put(m.dev(), m.withUsage(u));
-    }
+    Measured reportOnly = measureReportOnly(found.mounts(), shown, warnings);
     List<ShmMount> mounts = new ArrayList<>();
     for (ShmMount m : found.mounts()) {
       if (shown.containsKey(m.dev())) {
@@ -178,10 +158,43 @@ public final class Observer {
         infos.put(pid, info);
       }
     }
-    Coverage coverage = new Coverage(examineTotal, segments.size(), reportOnly, reportOnlyFiles,
+    Coverage coverage = new Coverage(examineTotal, segments.size(), reportOnly.mounts(), reportOnly.files(),
         found.namespacesLeftOut(), reportLimit);
     return new Snapshot(takenAt, mounts, segments, pass.index(), pass.livePids(), infos, pass.problems(),
         warnings, PidNamespace.isInitial(), pass.processes(), contents, coverage);
+  }
+
+  /** How many report-only mounts were measured, and the files their statvfs counts. */
+  private record Measured(int mounts, long files) {}
+
+  /**
+   * Mounts shmguard only reports cost the least: a statvfs each (through a bounded walk), no
+   * listing, no per-file record, no place in the /proc pass. What their files are is their
+   * owner's business; how full they are is reported.
+   */
+  private Measured measureReportOnly(List<ShmMount> found, Map<Dev, ShmMount> shown, List<String> warnings) {
+    int mounts = 0;
+    long files = 0;
+    for (ShmMount m : found) {
+      if (m.mayAct()) {
+        continue;
+      }
+      List<String> problems = new ArrayList<>();
+      ShmMount.Usage u;
+      try {
+        u = walks.run(m.path(), () -> usage(m, problems));
+      } catch (IOException e) {
+        warnings.add(m.displayName() + " is not measured in this pass: " + e.getMessage());
+        continue;
+      }
+      warnings.addAll(problems);
+      mounts++;
+      if (u != null) {
+        files += Math.max(0, u.inodes() - u.freeInodes() - 1); // less the root directory
+      }
+      shown.put(m.dev(), m.withUsage(u));
+    }
+    return new Measured(mounts, files);
   }
 
   /** What a bounded walk reached; a walk that answers after its deadline has its handle closed by {@link PathWalks}. */
