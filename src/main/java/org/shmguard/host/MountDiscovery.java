@@ -5,12 +5,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
@@ -23,6 +25,9 @@ import org.shmguard.nativ.ProcCalls;
  * only through a path verified to lead to that very mount ({@link MountReach}), and is marked
  * report-only where shmguard cannot trust what it is: a namespace an ordinary user's user
  * namespace owns ({@link NsOwners}), or a mount of a directory of a tmpfs rather than its root.
+ * Any user can make thousands of namespaces: of those another user namespace owns, at most
+ * {@code namespaces.reportLimit} are read per discovery, in turn from each user, and the rest only
+ * counted; namespaces the host's user namespace owns (root's containers) are always all read.
  *
  * <pre>{@code
  * MountDiscovery.Result found = new MountDiscovery(HostPaths.system()).discover(true, List.of());
@@ -241,13 +246,13 @@ public final class MountDiscovery {
    */
   private int withinReportLimit(Map<String, List<Integer>> pidsByNs, NsOwners owners,
       List<Map.Entry<String, List<Integer>>> toRead) {
-    Map<Integer, java.util.ArrayDeque<Map.Entry<String, List<Integer>>>> foreignByUid = new java.util.TreeMap<>();
+    Map<Integer, ArrayDeque<Map.Entry<String, List<Integer>>>> foreignByUid = new TreeMap<>();
     int foreign = 0;
     for (Map.Entry<String, List<Integer>> ns : pidsByNs.entrySet()) {
       ns.getValue().sort(null);
       int pid = ns.getValue().get(0);
       if (owners.foreign(pid)) {
-        foreignByUid.computeIfAbsent(uidOf(pid), u -> new java.util.ArrayDeque<>()).add(ns);
+        foreignByUid.computeIfAbsent(uidOf(pid), u -> new ArrayDeque<>()).add(ns);
         foreign++;
       } else {
         toRead.add(ns);
