@@ -86,6 +86,15 @@ public final class Bench {
     if (Boolean.parseBoolean(System.getProperty("bench.flood", "true"))) {
       FloodBench.run(results, params, tools); // issue 20: one user's request flood on the advice socket
     }
+    // issue 20: memory beside many users' namespaces; -Dbench.userNamespaces=0 skips it. With the
+    // other sections off (-Dbench.scan=false -Dbench.scaling=false -Dbench.reap=false -Dbench.daemon=false
+    // -Dbench.flood=false) it runs alone.
+    int userNamespaces = Integer.getInteger("bench.userNamespaces", 1000);
+    if (userNamespaces > 0) {
+      UserNamespacesBench.run(results, params, tools, userNamespaces, Integer.getInteger("bench.userNamespaceFiles", 20_000));
+    } else {
+      results.missing("userNamespaces.rssMiB", "skipped (-Dbench.userNamespaces=0)");
+    }
     targets(results);
     footprintTable(results);
     results.write(params.out().resolve("results.json"));

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.shmguard.model.Coverage;
 import org.shmguard.model.HolderRef;
 import org.shmguard.model.MountContents;
 import org.shmguard.model.ProcessInfo;
@@ -20,7 +21,8 @@ import org.shmguard.policy.MountReport;
  * What {@code scan --json} prints: a stable, documented shape built from a judgement. Field names
  * are part of shmguard's interface; add fields, never rename them.
  */
-public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<SegmentView> segments, List<String> notes) {
+public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<SegmentView> segments, List<String> notes,
+    CoverageView coverage) {
 
   /**
    * Why a file this scan shows in grace may already be leaked to the daemon: the one rule a fresh
@@ -71,6 +73,20 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
 
   public record HiddenView(String path, long bytes, List<HolderView> holders) {}
 
+  /**
+   * What the pass did not examine over the whole host: the global budget and what it left out.
+   *
+   * @param note the same in one sentence, null when nothing was left out
+   */
+  public record CoverageView(int examineTotal, int examined, long notExamined, int reportOnlyMounts,
+      long reportOnlyFiles, int namespacesLeftOut, int reportLimit, String note) {
+    static CoverageView of(Snapshot snap) {
+      Coverage c = snap.coverage();
+      return new CoverageView(c.examineTotal(), c.kept(), snap.contents().stream().mapToLong(MountContents::unexamined).sum(),
+          c.reportOnlyMounts(), c.reportOnlyFiles(), c.namespacesLeftOut(), c.reportLimit(), snap.notExamined());
+    }
+  }
+
   public record HolderView(int pid, String command, int uid, String user, String container, List<String> access) {}
 
   public record SegmentView(
@@ -117,7 +133,7 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
           u == null ? null : Math.round(u.usedFraction() * 1000) / 10.0,
           r.hiddenBytes(), r.segments(), hidden, m.reportOnly(),
           c == null ? null : c.fileBytes(), c == null ? null : c.otherEntries(), c == null ? null : c.matching(),
-          c == null ? null : (long) c.examined(), c == null ? null : c.unexamined(), note(c),
+          c == null ? null : (long) c.examined(), c == null ? null : c.unexamined(), c == null ? note(m) : note(c),
           HealthScope.of(m).label(), m.ownerUid(),
           largest(r, byMount.getOrDefault(m.dev(), List.of()), snap)));
     }
@@ -129,7 +145,17 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
         : List.of();
     return new ScanView(snap.takenAt().toString(),
         new Pass(snap.processesScanned(), snap.complete(), snap.hostPidNamespace(), snap.problems(), snap.warnings()),
-        mounts, segments, notes);
+        mounts, segments, notes, CoverageView.of(snap));
+  }
+
+  /** For a mount that was not listed: why, or null. */
+  static String note(ShmMount m) {
+    if (m.mayAct()) {
+      return null;
+    }
+    ShmMount.Usage u = m.usage();
+    return "measured, not listed: shmguard only reports this mount, so it keeps no record of its files"
+        + (u == null ? "" : " (" + Counts.of(Math.max(0, u.inodes() - u.freeInodes() - 1), "file") + " by statvfs, not examined)");
   }
 
   /**

@@ -49,7 +49,8 @@ final class TextReport {
     }
     var byMount = ScanView.byMount(j);
     for (MountReport r : j.mounts()) {
-      String note = ScanView.note(snap.contents(r.mount().dev()));
+      var c = snap.contents(r.mount().dev());
+      String note = c == null ? ScanView.note(r.mount()) : ScanView.note(c);
       if (note != null) {
         out.append("  ").append(r.mount().displayName()).append(": ").append(note).append('\n');
         // Files only counted can be what fills the mount: name the largest, whatever their names.
@@ -59,6 +60,10 @@ final class TextReport {
               .append(String.join("; ", largest.stream().map(ScanView.FillerView::text).toList())).append('\n');
         }
       }
+    }
+    String notExamined = snap.notExamined();
+    if (notExamined != null) {
+      out.append("  not examined in this pass: ").append(notExamined).append('\n');
     }
     out.append('\n');
     if (j.segments().isEmpty()) {

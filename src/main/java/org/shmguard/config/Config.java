@@ -28,7 +28,7 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
   /** The same settings in a dry run (the daemon's and clean's --dry-run): reap.dryRun on. */
   public Config withDryRun() {
     return new Config(source, mounts, new Reap(true, reap.grace(), reap.patterns(), reap.deny(), reap.requireHostPidNamespace(),
-        reap.examineLimit(), reap.families()), daemon, log, capacity, advice, remount, metrics, namespaces);
+        reap.examineLimit(), reap.examineTotal(), reap.families()), daemon, log, capacity, advice, remount, metrics, namespaces);
   }
 
   /** Whether "auto" discovery is on. */
@@ -46,10 +46,12 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
    *
    * @param examineLimit the most files a pass keeps per mount for judging: the oldest whose names a
    *     pattern allows or a watched segment family claims
+   * @param examineTotal the most files a pass keeps over all mounts, shared out per mount (the
+   *     host's and configured mounts first); each mount gets at most {@code examineLimit}
    * @param families the segment families beside NCCL and their settings (the {@code families} section)
    */
   public record Reap(boolean dryRun, Duration grace, List<Glob> patterns, List<Glob> deny, boolean requireHostPidNamespace,
-      int examineLimit, FamilyRules families) {
+      int examineLimit, int examineTotal, FamilyRules families) {
     public ReapPolicy policy() {
       return new ReapPolicy(grace, patterns, deny, requireHostPidNamespace, families);
     }
@@ -96,8 +98,10 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
    *
    * @param actInUserNamespaces act (reap, remount) in a mount namespace that a user namespace
    *     other than the host's owns; false: report it only
+   * @param reportLimit the most namespaces owned by other user namespaces whose mounts one pass
+   *     reports (any user can make thousands): taken in turn from each user, the rest counted
    */
-  public record Namespaces(boolean actInUserNamespaces) {}
+  public record Namespaces(boolean actInUserNamespaces, int reportLimit) {}
 
   /**
    * Where metrics go (issue 5).

@@ -14,17 +14,29 @@ final class ReapSection extends ConfigSection<Config.Reap> {
     key("deny", Types.globs());
     key("requireHostPidNamespace", Types.bool());
     key("examineLimit", Types.integer(1, 1_000_000)); // memory bound per mount
+    key("examineTotal", Types.integer(1, 10_000_000)); // memory bound for the whole host
   }
 
   @Override
   Config.Reap read(Values v) {
     return new Config.Reap(v.get("dryRun"), v.get("grace"), v.get("patterns"), v.get("deny"),
-        v.get("requireHostPidNamespace"), v.get("examineLimit"), FamilySection.rules(v));
+        v.get("requireHostPidNamespace"), v.get("examineLimit"), v.get("examineTotal"),
+        FamilySection.rules(v));
   }
 
-  /** A pattern that reap.deny also lists would never reap anything. */
+  /**
+   * A pattern that reap.deny also lists would never reap anything; a mount's share can never
+   * exceed the whole host's budget.
+   */
   @Override
   void check(Values v) throws ConfigException {
+    int limit = v.get("examineLimit");
+    int total = v.get("examineTotal");
+    if (limit > total) {
+      throw v.broken("reap.examineLimit", "reap.examineTotal", "reap.examineLimit (" + limit
+          + ") is more than reap.examineTotal (" + total + "), the most files a pass keeps over all mounts; "
+          + "allowed: reap.examineLimit at most reap.examineTotal");
+    }
     List<Glob> deny = v.get("deny");
     for (Glob pattern : v.<List<Glob>>get("patterns")) {
       if (deny.contains(pattern)) {

@@ -141,7 +141,9 @@ public final class Daemon implements AutoCloseable {
 
   /** A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap. */
   private static Worker.Rediscovery rediscovery(Config config, HostPaths paths) {
-    return new MountChanges(paths, new MountDiscovery(paths), config.autoDiscover(), config.mountPaths())::devices;
+    // A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap.
+    return new MountChanges(paths, new MountDiscovery(paths, config.namespaces().actInUserNamespaces(),
+        config.namespaces().reportLimit()), config.autoDiscover(), config.mountPaths())::devices;
   }
 
   /**

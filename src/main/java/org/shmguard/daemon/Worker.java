@@ -97,6 +97,8 @@ final class Worker implements Runnable {
   /** When the first unheld segment now in its grace becomes reapable: a pass is due then, not at the next sweep. */
   private long graceEndsAt = -1;
   private Set<Dev> knownMounts = new HashSet<>();
+  /** What {@link #logCoverage} last said at info, in short; null when everything was examined. */
+  private String coverageLogged;
   /** The soonest an event-triggered pass may run (PassBudget). */
   private long eventsNotBefore = -1;
   /** Whether a request (sweep, rediscovery) is among what made the pending pass due: it does not wait for the gap. */
@@ -432,7 +434,10 @@ final class Worker implements Runnable {
     if (reapedNow > 0 && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0)) {
       dueOnExit(end - settleNanos); // more files than one pass examines, and this one made room: the next batch
     }
-    if (mounts.sync(j.snapshot().mounts())) {
+    logCoverage(j);
+    // Only mounts it may act in: a change in a mount shmguard only reports needs no pass (it is
+    // not listed), and a user churning files in their own tmpfs cannot drive passes.
+    if (mounts.sync(j.snapshot().mounts().stream().filter(ShmMount::mayAct).toList())) {
       due(System.nanoTime() - settleNanos); // files created before a new watch existed: look once more
     }
     if (exits.sync(heldByWatchedPids(j))) {
@@ -462,6 +467,26 @@ final class Worker implements Runnable {
       }
     }
     served.forEach(f -> f.complete(pass));
+  }
+
+  /**
+   * What the pass did not examine, at info when what is left out changes (files beyond the
+   * shares, how many report-only mounts, how many namespaces beyond the limit), else at debug:
+   * one line for an operator, not one per pass while a crowded mount drains.
+   */
+  private void logCoverage(Judgement j) {
+    var snap = j.snapshot();
+    long unexamined = snap.contents().stream().mapToLong(c -> c.unexamined()).sum();
+    String line = snap.notExamined();
+    String key = (unexamined > 0) + "/" + snap.coverage().reportOnlyMounts() + "/" + snap.coverage().namespacesLeftOut();
+    if (line != null && !key.equals(coverageLogged)) {
+      LOG.info("not examined in this pass: {}", line);
+    } else if (line != null) {
+      LOG.debug("not examined in this pass: {}", line);
+    } else if (coverageLogged != null && !coverageLogged.equals(key)) {
+      LOG.info("every mount found is examined again");
+    }
+    coverageLogged = line == null ? null : key;
   }
 
   private void failWaiters(RuntimeException why) {

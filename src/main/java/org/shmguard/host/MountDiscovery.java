@@ -5,12 +5,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
@@ -23,6 +25,9 @@ import org.shmguard.nativ.ProcCalls;
  * only through a path verified to lead to that very mount ({@link MountReach}), and is marked
  * report-only where shmguard cannot trust what it is: a namespace an ordinary user's user
  * namespace owns ({@link NsOwners}), or a mount of a directory of a tmpfs rather than its root.
+ * Any user can make thousands of namespaces: of those another user namespace owns, at most
+ * {@code namespaces.reportLimit} are read per discovery, in turn from each user, and the rest only
+ * counted; namespaces the host's user namespace owns (root's containers) are always all read.
  *
  * <pre>{@code
  * MountDiscovery.Result found = new MountDiscovery(HostPaths.system()).discover(true, List.of());
@@ -38,26 +43,48 @@ public final class MountDiscovery {
   private final HostPaths paths;
   private final ProcessDetails details;
   private final boolean actInUserNamespaces;
+  private final int reportLimit;
 
   public MountDiscovery(HostPaths paths) {
     this(paths, false);
   }
 
+  public MountDiscovery(HostPaths paths, boolean actInUserNamespaces) {
+    this(paths, actInUserNamespaces, DEFAULT_REPORT_LIMIT);
+  }
+
+  /** namespaces.reportLimit's shipped default. */
+  public static final int DEFAULT_REPORT_LIMIT = 256;
+
   /**
    * @param actInUserNamespaces whether a namespace owned by a user namespace other than the
    *     host's (one an ordinary user can make) may be acted on; when false it is only reported
+   * @param reportLimit the most namespaces owned by other user namespaces that one discovery reads,
+   *     taken in turn from each uid; the others are counted ({@link Result#namespacesLeftOut})
    */
-  public MountDiscovery(HostPaths paths, boolean actInUserNamespaces) {
+  public MountDiscovery(HostPaths paths, boolean actInUserNamespaces, int reportLimit) {
+    if (reportLimit < 0) {
+      throw new IllegalArgumentException("reportLimit must not be negative: " + reportLimit);
+    }
     this.paths = paths;
     this.details = new ProcessDetails(paths);
     this.actInUserNamespaces = actInUserNamespaces;
+    this.reportLimit = reportLimit;
   }
 
-  /** What discovery found, and what it could not use. */
-  public record Result(List<ShmMount> mounts, List<String> warnings) {
+  /**
+   * What discovery found, and what it could not use.
+   *
+   * @param namespacesLeftOut namespaces of other user namespaces beyond the report limit, not read
+   */
+  public record Result(List<ShmMount> mounts, List<String> warnings, int namespacesLeftOut) {
     public Result {
       mounts = List.copyOf(mounts);
       warnings = List.copyOf(warnings);
+    }
+
+    public Result(List<ShmMount> mounts, List<String> warnings) {
+      this(mounts, warnings, 0);
     }
   }
 
@@ -79,6 +106,7 @@ public final class MountDiscovery {
     String ownNs = ownNamespace();
     Map<Dev, List<MountEntry>> hostWhole = hostMountsOfWholeTmpfs(own);
     Map<Dev, ShmMount> found = new LinkedHashMap<>();
+    int leftOut = 0;
     if (auto) {
       MountEntry hostShm = visibleAt(own, SHM);
       if (hostShm == null) {
@@ -97,7 +125,7 @@ public final class MountDiscovery {
               rootProblem(hostShm), HOSTS_UID));
         }
       }
-      discoverNamespaces(ownNs, ownMountinfo.toString(), hostWhole, found, warnings);
+      leftOut = discoverNamespaces(ownNs, ownMountinfo.toString(), hostWhole, found, warnings);
     }
     for (String path : configured) {
       MountEntry e = visibleAt(own, path);
@@ -114,7 +142,7 @@ public final class MountDiscovery {
         }
       }
     }
-    return new Result(new ArrayList<>(found.values()), warnings);
+    return new Result(new ArrayList<>(found.values()), warnings, leftOut);
   }
 
   /**
@@ -142,7 +170,8 @@ public final class MountDiscovery {
   /** One other mount namespace's /dev/shm, as one of its processes sees it. */
   private record Found(String ns, List<Integer> pids, int readFrom, MountEntry shm, String reportOnly, Long ownerUid) {}
 
-  private void discoverNamespaces(String ownNs, String ownMountinfo, Map<Dev, List<MountEntry>> hostWhole,
+  /** @return how many namespaces of other user namespaces were left out, beyond the report limit */
+  private int discoverNamespaces(String ownNs, String ownMountinfo, Map<Dev, List<MountEntry>> hostWhole,
       Map<Dev, ShmMount> found, List<String> warnings) {
     Map<String, List<Integer>> pidsByNs = new LinkedHashMap<>();
     // Raw readlinkat relative to one /proc handle: this runs for every process on every pass.
@@ -165,13 +194,14 @@ public final class MountDiscovery {
       }
     } catch (IOException e) {
       warnings.add("cannot list " + paths.proc() + ": " + e.getMessage());
-      return;
+      return 0;
     }
     NsOwners owners = new NsOwners(paths, referencePid(), actInUserNamespaces);
+    List<Map.Entry<String, List<Integer>>> toRead = new ArrayList<>();
+    int leftOut = withinReportLimit(pidsByNs, owners, toRead);
     List<Found> namespaces = new ArrayList<>();
-    for (Map.Entry<String, List<Integer>> ns : pidsByNs.entrySet()) {
+    for (Map.Entry<String, List<Integer>> ns : toRead) {
       List<Integer> pids = ns.getValue();
-      pids.sort(null);
       Found f = readShmOf(ns.getKey(), pids, owners, warnings);
       if (f != null && f.shm().isTmpfs()) {
         namespaces.add(f);
@@ -204,6 +234,53 @@ public final class MountDiscovery {
             f.ns(), f.pids(), details.container(f.pids().get(0)), null, reach.entry().mountId(), reach.mountinfo(),
             f.reportOnly(), f.ownerUid()));
       }
+    }
+    return leftOut;
+  }
+
+  /**
+   * Puts in {@code toRead} every namespace the host's user namespace owns (root's containers), and
+   * at most {@link #reportLimit} of the others, one from each uid in turn (the uid the namespace's
+   * first process runs as on the host), so that one user's thousands of namespaces cannot crowd out
+   * another user's; returns how many others were left out. Any user can make as many namespaces as
+   * the kernel lets them, each with a tmpfs: this keeps what a pass holds of them bounded, and no
+   * user namespace's mountinfo is read beyond the limit.
+   */
+  private int withinReportLimit(Map<String, List<Integer>> pidsByNs, NsOwners owners,
+      List<Map.Entry<String, List<Integer>>> toRead) {
+    Map<Integer, ArrayDeque<Map.Entry<String, List<Integer>>>> foreignByUid = new TreeMap<>();
+    int foreign = 0;
+    for (Map.Entry<String, List<Integer>> ns : pidsByNs.entrySet()) {
+      ns.getValue().sort(null);
+      int pid = ns.getValue().get(0);
+      if (owners.foreign(pid)) {
+        foreignByUid.computeIfAbsent(uidOf(pid), u -> new ArrayDeque<>()).add(ns);
+        foreign++;
+      } else {
+        toRead.add(ns);
+      }
+    }
+    int taken = 0;
+    while (taken < reportLimit && !foreignByUid.isEmpty()) {
+      var users = foreignByUid.values().iterator();
+      while (users.hasNext() && taken < reportLimit) {
+        var queue = users.next();
+        toRead.add(queue.poll());
+        taken++;
+        if (queue.isEmpty()) {
+          users.remove();
+        }
+      }
+    }
+    return foreign - taken;
+  }
+
+  /** The uid that owns /proc/PID (the process's effective uid on the host), or -1 if it has gone. */
+  private int uidOf(int pid) {
+    try {
+      return (Integer) Files.getAttribute(paths.proc(Integer.toString(pid)), "unix:uid");
+    } catch (IOException | RuntimeException e) {
+      return -1;
     }
   }
 

@@ -44,6 +44,22 @@ final class NsOwners {
    */
   record Owner(String problem, Long uid) {}
 
+  /**
+   * Whether the mount namespace of {@code pid} is owned by a user namespace other than the host's,
+   * or its owner cannot be told: one any user can make, whatever the configuration opts in to.
+   */
+  boolean foreign(int pid) {
+    if (host == null) {
+      return true;
+    }
+    try {
+      return !MountCalls.get().mountNamespaceOwner(paths.proc(Integer.toString(pid), "ns", "mnt").toString())
+          .userNamespace().equals(host);
+    } catch (IOException e) {
+      return true;
+    }
+  }
+
   /** Why shmguard may not act in the mount namespace of {@code pid} (null when it may), and whose it is. */
   Owner of(int pid) {
     String ns = paths.proc(Integer.toString(pid), "ns", "mnt").toString();

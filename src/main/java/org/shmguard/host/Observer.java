@@ -8,6 +8,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.shmguard.model.Coverage;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountContents;
 import org.shmguard.model.ProcessInfo;
@@ -20,7 +21,9 @@ import org.shmguard.nativ.Linux;
 
 /**
  * The observe stage: mounts, their segments, one /proc pass for holders, capacity, frozen into a
- * {@link Snapshot}. It reads the host and decides nothing.
+ * {@link Snapshot}. It reads the host and decides nothing. Memory is bounded for the whole host:
+ * the mounts shmguard acts in are listed within an {@link ExamineBudget}, the ones it only reports
+ * are measured and never listed, and discovery looks at a bounded number of users' namespaces.
  *
  * <pre>{@code
  * Observer observer = new Observer(HostPaths.system(), true, List.of(), Clock.systemUTC());
@@ -30,6 +33,8 @@ import org.shmguard.nativ.Linux;
 public final class Observer {
   /** reap.examineLimit's shipped default. */
   public static final int DEFAULT_LIMIT = 10_000;
+  /** reap.examineTotal's shipped default. */
+  public static final int DEFAULT_TOTAL = 10_000;
   private final MountDiscovery discovery;
   private final SegmentLister lister;
   private final HolderScanner holders;
@@ -37,6 +42,8 @@ public final class Observer {
   private final boolean auto;
   private final List<String> configured;
   private final Clock clock;
+  private final int examineTotal;
+  private final int reportLimit;
   private final PathWalks walks = PathWalks.shared();
   private final CreatorLookup creators;
   /** The creator pid a file's name gives, if any: the pids looked up in every PID namespace. */
@@ -56,7 +63,19 @@ public final class Observer {
    */
   public Observer(HostPaths paths, boolean auto, List<String> configured, boolean actInUserNamespaces, Clock clock,
       SegmentLister.Selection selection) {
-    this.discovery = new MountDiscovery(paths, actInUserNamespaces);
+    this(paths, auto, configured, actInUserNamespaces, clock, selection, Math.max(DEFAULT_TOTAL, selection.limit()),
+        MountDiscovery.DEFAULT_REPORT_LIMIT);
+  }
+
+  /**
+   * @param examineTotal the most files a pass keeps over all mounts ({@link ExamineBudget})
+   * @param reportLimit the most namespaces of other user namespaces a pass reports ({@link MountDiscovery})
+   */
+  public Observer(HostPaths paths, boolean auto, List<String> configured, boolean actInUserNamespaces, Clock clock,
+      SegmentLister.Selection selection, int examineTotal, int reportLimit) {
+    this.examineTotal = examineTotal;
+    this.reportLimit = reportLimit;
+    this.discovery = new MountDiscovery(paths, actInUserNamespaces, reportLimit);
     this.lister = new SegmentLister(selection);
     this.holders = new HolderScanner(paths);
     this.details = new ProcessDetails(paths);
@@ -94,11 +113,13 @@ public final class Observer {
     MountDiscovery.Result found = sameMounts && lastFound != null ? lastFound : discovery.discover(auto, configured);
     lastFound = found;
     List<String> warnings = new ArrayList<>(found.warnings());
-    List<ShmMount> mounts = new ArrayList<>();
+    // Mounts are shown in discovery order; listed in the budget's (the host's first).
+    Map<Dev, ShmMount> shown = new HashMap<>();
     List<Segment> segments = new ArrayList<>();
     List<MountContents> contents = new ArrayList<>();
     Set<Dev> devs = new LinkedHashSet<>();
-    for (ShmMount m : found.mounts()) {
+    ExamineBudget budget = new ExamineBudget(found.mounts(), lister.limit(), examineTotal);
+    for (ShmMount m : budget.listed()) {
       Reached reached;
       try {
         // One bounded walk per mount: opening its root and statvfs both walk its path, which may
@@ -110,25 +131,36 @@ public final class Observer {
         });
       } catch (IOException e) {
         warnings.add(m.displayName() + " is not listed in this pass: " + e.getMessage());
+        budget.skipped();
         continue;
       }
       if (reached.opened().problem() != null) {
         warnings.add(reached.opened().problem());
+        budget.skipped();
         continue;
       }
       SegmentLister.Listing listing;
       try (DirHandle dir = reached.opened().dir()) {
-        listing = lister.list(m, dir, lastHolders::isHeld);
+        listing = lister.list(m, dir, lastHolders::isHeld, budget.shareOf(m));
       }
       if (listing.problem() != null) {
         warnings.add(listing.problem());
+        budget.skipped();
         continue;
       }
+      budget.used(listing.keptOldest(), listing.keptApart());
       warnings.addAll(reached.problems());
       segments.addAll(listing.segments());
       contents.add(listing.contents());
-      mounts.add(m.withUsage(reached.usage()));
+      shown.put(m.dev(), m.withUsage(reached.usage()));
       devs.add(m.dev());
+    }
+    Measured reportOnly = measureReportOnly(found.mounts(), shown, warnings);
+    List<ShmMount> mounts = new ArrayList<>();
+    for (ShmMount m : found.mounts()) {
+      if (shown.containsKey(m.dev())) {
+        mounts.add(shown.get(m.dev()));
+      }
     }
     HolderPass pass = holders.scan(devs, segments.stream().mapToLong(Segment::ino).toArray());
     lastHolders = pass.index();
@@ -148,9 +180,44 @@ public final class Observer {
         namedOn.add(s.mountDev());
       }
     }
+    Coverage coverage = new Coverage(examineTotal, segments.size(), reportOnly.mounts(), reportOnly.files(),
+        found.namespacesLeftOut(), reportLimit);
     return new Snapshot(takenAt, mounts, segments, pass.index(), pass.livePids(), infos, pass.problems(),
         warnings, PidNamespace.isInitial(), pass.processes(), contents,
-        creators.find(named, pass.livePids(), namedOn));
+        creators.find(named, pass.livePids(), namedOn), coverage);
+  }
+
+  /** How many report-only mounts were measured, and the files their statvfs counts. */
+  private record Measured(int mounts, long files) {}
+
+  /**
+   * Mounts shmguard only reports cost the least: a statvfs each (through a bounded walk), no
+   * listing, no per-file record, no place in the /proc pass. What their files are is their
+   * owner's business; how full they are is reported.
+   */
+  private Measured measureReportOnly(List<ShmMount> found, Map<Dev, ShmMount> shown, List<String> warnings) {
+    int mounts = 0;
+    long files = 0;
+    for (ShmMount m : found) {
+      if (m.mayAct()) {
+        continue;
+      }
+      List<String> problems = new ArrayList<>();
+      ShmMount.Usage u;
+      try {
+        u = walks.run(m.path(), () -> usage(m, problems));
+      } catch (IOException e) {
+        warnings.add(m.displayName() + " is not measured in this pass: " + e.getMessage());
+        continue;
+      }
+      warnings.addAll(problems);
+      mounts++;
+      if (u != null) {
+        files += Math.max(0, u.inodes() - u.freeInodes() - 1); // less the root directory
+      }
+      shown.put(m.dev(), m.withUsage(u));
+    }
+    return new Measured(mounts, files);
   }
 
   /** What a bounded walk reached; a walk that answers after its deadline has its handle closed by {@link PathWalks}. */

@@ -77,11 +77,25 @@ public final class SegmentLister {
     this.selection = selection;
   }
 
-  /** The files kept from one mount, what the listing counted, and what kept it from being listed. */
-  public record Listing(List<Segment> segments, MountContents contents, String problem) {
+  /**
+   * The files kept from one mount, what the listing counted, and what kept it from being listed.
+   *
+   * @param keptOldest how many of {@code segments} are the oldest that may be reapable
+   * @param keptApart how many are set apart: held at the previous pass, or hard-linked
+   */
+  public record Listing(List<Segment> segments, MountContents contents, String problem, int keptOldest, int keptApart) {
     public Listing {
       segments = List.copyOf(segments);
     }
+
+    public Listing(List<Segment> segments, MountContents contents, String problem) {
+      this(segments, contents, problem, segments.size(), 0);
+    }
+  }
+
+  /** The most files kept per mount and listing (reap.examineLimit). */
+  public int limit() {
+    return selection.limit();
   }
 
   public Listing list(ShmMount mount) {
@@ -134,7 +148,19 @@ public final class SegmentLister {
    * mistake for a filesystem that stopped answering).
    */
   public Listing list(ShmMount mount, DirHandle dir, Predicate<FileKey> heldBefore) {
-    Counter counter = new Counter(dir, mount.dev(), selection, heldBefore);
+    return list(mount, dir, heldBefore, new ExamineBudget.Share(selection.limit(), selection.limit()));
+  }
+
+  /**
+   * The same, keeping at most {@code share}'s numbers of files instead of the selection's limit:
+   * this mount's part of a budget shared over all mounts ({@link ExamineBudget}). Every file is
+   * still counted; a share of 0 keeps none.
+   */
+  public Listing list(ShmMount mount, DirHandle dir, Predicate<FileKey> heldBefore, ExamineBudget.Share share) {
+    if (share.oldest() < 0 || share.oldest() > selection.limit() || share.apart() < 0 || share.apart() > selection.limit()) {
+      throw new IllegalArgumentException("a share is 0 to " + selection.limit() + " of each set: " + share);
+    }
+    Counter counter = new Counter(dir, mount.dev(), selection, heldBefore, share);
     try {
       dir.forEachName(counter::accept);
     } catch (UncheckedIOException e) {
@@ -142,7 +168,7 @@ public final class SegmentLister {
     } catch (IOException e) {
       return new Listing(List.of(), null, "cannot list " + mount.path() + ": " + e.getMessage());
     }
-    return new Listing(counter.kept(), counter.contents(), null);
+    return new Listing(counter.kept(), counter.contents(), null, counter.keptOldest(), counter.keptApart());
   }
 
   /**
@@ -159,6 +185,9 @@ public final class SegmentLister {
     }
 
     void keep(Segment s) {
+      if (limit == 0) {
+        return;
+      }
       if (heap == null) {
         if (list.size() < limit) {
           list.add(s);
@@ -198,13 +227,13 @@ public final class SegmentLister {
     private long matching;
     private long matchingBytes;
 
-    Counter(DirHandle dir, Dev dev, Selection selection, Predicate<FileKey> heldBefore) {
+    Counter(DirHandle dir, Dev dev, Selection selection, Predicate<FileKey> heldBefore, ExamineBudget.Share share) {
       this.dir = dir;
       this.dev = dev;
       this.selection = selection;
       this.heldBefore = heldBefore;
-      this.oldest = new Kept(selection.limit());
-      this.setAside = new Kept(selection.limit());
+      this.oldest = new Kept(share.oldest());
+      this.setAside = new Kept(share.apart());
     }
 
     void accept(byte[] name) {
@@ -234,6 +263,14 @@ public final class SegmentLister {
       // Files that cannot be reaped now (held last pass, or hard-linked) are kept apart: any number
       // of them, however old, leaves the oldest others their places.
       (heldBefore.test(s.key()) || s.hasOtherLinks() ? setAside : oldest).keep(s);
+    }
+
+    int keptOldest() {
+      return oldest.size();
+    }
+
+    int keptApart() {
+      return setAside.size();
     }
 
     List<Segment> kept() {

@@ -17,6 +17,7 @@ import java.util.Objects;
  * @param contents what each mount's listing counted; {@code segments} holds at most
  *     {@link MountContents#limit()} of each mount's files, the ones a reap pattern allows
  * @param creators the live processes that may be the creators unheld files' names give by pid
+ * @param coverage what the pass left unexamined over the whole host (the global budget)
  */
 public record Snapshot(
     Instant takenAt,
@@ -30,14 +31,23 @@ public record Snapshot(
     boolean hostPidNamespace,
     int processesScanned,
     List<MountContents> contents,
-    CreatorCandidates creators) {
+    CreatorCandidates creators,
+    Coverage coverage) {
 
   /** A snapshot that looked up no creator pid: no name's creator can be proved dead from it. */
   public Snapshot(Instant takenAt, List<ShmMount> mounts, List<Segment> segments, HolderIndex holders, BitSet livePids,
       Map<Integer, ProcessInfo> processes, List<String> problems, List<String> warnings, boolean hostPidNamespace,
-      int processesScanned, List<MountContents> contents) {
+      int processesScanned, List<MountContents> contents, Coverage coverage) {
     this(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
-        processesScanned, contents, CreatorCandidates.none());
+        processesScanned, contents, CreatorCandidates.none(), coverage);
+  }
+
+  /** A snapshot listed without a global budget (fixtures), with {@code creators} as its creator candidates. */
+  public Snapshot(Instant takenAt, List<ShmMount> mounts, List<Segment> segments, HolderIndex holders, BitSet livePids,
+      Map<Integer, ProcessInfo> processes, List<String> problems, List<String> warnings, boolean hostPidNamespace,
+      int processesScanned, List<MountContents> contents, CreatorCandidates creators) {
+    this(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
+        processesScanned, contents, creators, Coverage.none(segments.size()));
   }
 
   /** A snapshot whose segments are every file of its mounts (fixtures): the counts are made from them. */
@@ -46,6 +56,14 @@ public record Snapshot(
       int processesScanned) {
     this(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
         processesScanned, mounts.stream().map(m -> MountContents.ofAll(m.dev(), segments)).toList());
+  }
+
+  /** A snapshot of mounts listed without a global budget (fixtures): nothing left out beyond each mount's counts. */
+  public Snapshot(Instant takenAt, List<ShmMount> mounts, List<Segment> segments, HolderIndex holders, BitSet livePids,
+      Map<Integer, ProcessInfo> processes, List<String> problems, List<String> warnings, boolean hostPidNamespace,
+      int processesScanned, List<MountContents> contents) {
+    this(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
+        processesScanned, contents, CreatorCandidates.none(), Coverage.none(segments.size()));
   }
 
   public Snapshot {
@@ -59,12 +77,13 @@ public record Snapshot(
     warnings = List.copyOf(warnings);
     contents = List.copyOf(contents);
     Objects.requireNonNull(creators, "creators");
+    Objects.requireNonNull(coverage, "coverage");
   }
 
   /** The same snapshot with {@code found} as its creator candidates (fixtures). */
   public Snapshot withCreators(CreatorCandidates found) {
     return new Snapshot(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
-        processesScanned, contents, found);
+        processesScanned, contents, found, coverage);
   }
 
   @Override
@@ -89,6 +108,11 @@ public record Snapshot(
       }
     }
     return null;
+  }
+
+  /** What the pass left unexamined, in one sentence (the mounts' counts and the global budget's), or null. */
+  public String notExamined() {
+    return coverage.describe(contents.stream().mapToLong(MountContents::unexamined).sum());
   }
 
   public ShmMount mount(Dev dev) {

@@ -84,11 +84,13 @@ class ConfigLoaderTest {
   @ParameterizedTest(name = "{0}")
   @CsvSource(delimiter = '|', textBlock = """
       unknown top-level key    | reaper:\\n  grace: 1s                | 1 | reaper   | unknown key; allowed at the top level: 
-      unknown nested key       | reap:\\n  gracePeriod: 1s           | 2 | reap.gracePeriod | unknown key; allowed under reap: deny, dryRun, examineLimit, grace, patterns, requireHostPidNamespace
+      unknown nested key       | reap:\\n  gracePeriod: 1s           | 2 | reap.gracePeriod | unknown key; allowed under reap: deny, dryRun, examineLimit, examineTotal, grace, patterns, requireHostPidNamespace
       duration without unit    | reap:\\n  grace: 120                | 2 | reap.grace | "120" is not a duration; allowed: a duration from 0ms to 30d
       duration in words        | reap:\\n  grace: two minutes        | 2 | reap.grace | is not a duration
       duration out of range    | daemon:\\n  interval: 10ms          | 2 | daemon.interval | 10ms is out of range; allowed: a duration from 100ms to 1d
       examine limit of zero    | reap:\\n  examineLimit: 0           | 2 | reap.examineLimit | 0 is out of range
+      limit above the total    | reap:\\n  examineLimit: 30000       | 2 | reap.examineLimit | reap.examineLimit (30000) is more than reap.examineTotal (10000), the most files a pass keeps over all mounts; allowed: reap.examineLimit at most reap.examineTotal
+      report limit negative    | namespaces:\\n  reportLimit: -1     | 2 | namespaces.reportLimit | -1 is out of range
       boolean                  | reap:\\n  dryRun: maybe             | 2 | reap.dryRun | "maybe" is not a boolean; allowed: true or false
       choice                   | log:\\n  level: verbose             | 2 | log.level | "verbose" is not allowed; allowed: one of error, warn, info, debug
       pattern with a slash     | reap:\\n  patterns: [\\"a/b*\\"]     | 2 | reap.patterns | must not contain '/'
@@ -102,7 +104,7 @@ class ConfigLoaderTest {
       scalar for a list        | mounts: auto                       | 1 | mounts | a list is needed here
       relative mount           | mounts: [auto, dev/shm]            | 1 | mounts | "dev/shm" is neither auto nor an absolute path
       list for a scalar        | reap:\\n  grace: [1s]               | 2 | reap.grace | a single value is needed here, not a list
-      scalar for a section     | reap: yes                          | 1 | reap | must be a mapping with the keys deny, dryRun, examineLimit, grace, patterns, requireHostPidNamespace
+      scalar for a section     | reap: yes                          | 1 | reap | must be a mapping with the keys deny, dryRun, examineLimit, examineTotal, grace, patterns, requireHostPidNamespace
       empty value              | reap:\\n  grace:                    | 2 | reap.grace | no value given
       key given twice          | reap:\\n  grace: 1s\\n  grace: 2s    | 3 | reap.grace | given twice (first on line 2)
       """)

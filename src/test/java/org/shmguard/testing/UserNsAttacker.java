@@ -81,13 +81,38 @@ public final class UserNsAttacker implements AutoCloseable {
     return start(null, script, dir.toString());
   }
 
+  /**
+   * As {@code uid}: a tmpfs of its own at its /dev/shm, filled by {@code mkfiles} (the test
+   * resource memory/mkfiles.c) with {@code files} empty files named {@code nccl-} and 230 more
+   * characters, and {@code links} hard links of one more such file: the most names a mount can
+   * cost shmguard in memory.
+   */
+  public static UserNsAttacker crowded(int uid, Path mkfiles, int files, int links) throws IOException {
+    String script = """
+        set -e
+        mount -t tmpfs -o size=64m,nr_inodes=$(($2 + $3 + 100)) crowd-shm /dev/shm
+        long=nccl-$(printf '%0223d' 0)
+        "$1" /dev/shm "$long" "$2"
+        : > /dev/shm/nccl-linked
+        "$1" /dev/shm "${long}L" "$3" 0 nccl-linked
+        echo ready
+        exec sleep 600
+        """;
+    return start(uid, null, script, mkfiles.toString(), Integer.toString(files), Integer.toString(links));
+  }
+
   private static UserNsAttacker start(Path dir, String script, String... args) throws IOException {
+    return start(65534, dir, script, args);
+  }
+
+  private static UserNsAttacker start(int uid, Path dir, String script, String... args) throws IOException {
     Sandbox.require();
-    List<String> cmd = new ArrayList<>(List.of("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+    List<String> cmd = new ArrayList<>(List.of("setpriv", "--reuid", Integer.toString(uid), "--regid",
+        Integer.toString(uid), "--clear-groups",
         "unshare", "--user", "--map-root-user", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh"));
     cmd.addAll(Arrays.asList(args));
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    String line = new String(p.getInputStream().readNBytes(6), StandardCharsets.UTF_8);
+    String line = new String(p.getInputStream().readNBytes(6), StandardCharsets.UTF_8); // blocks until ready or exit
     if (!line.equals("ready\n")) {
       String rest = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       p.destroyForcibly();
