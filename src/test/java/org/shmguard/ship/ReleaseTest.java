@@ -108,9 +108,13 @@ class ReleaseTest {
           .matches("-rwxr-xr-x root:root [0-9]+ /usr/bin/shmguard");
       assertThat(Files.readString(second.resolve(list))).as(list).isEqualTo(once);
     }
-    // docs/release.md: the .deb and the jar are byte for byte the same; the .rpm differs only in its signature.
+    // docs/release.md: the .deb and the jar are byte for byte the same; the .rpm differs only in its signature,
+    // not in the header and payload it signs.
     assertThat(sha256(second.resolve(DEB))).isEqualTo(sha256(first.resolve(DEB)));
     assertThat(sha256(second.resolve(JAR))).isEqualTo(sha256(first.resolve(JAR)));
+    String signed = "%{SHA256HEADER} %{PAYLOADDIGEST}";
+    assertThat(Cmd.run("rpm", "-qp", "--nosignature", "--qf", signed, second.resolve(RPM).toString()))
+        .isEqualTo(Cmd.run("rpm", "-qp", "--nosignature", "--qf", signed, first.resolve(RPM).toString()));
   }
 
   @Test
