@@ -21,9 +21,9 @@ import org.shmguard.testing.Sandbox;
  * A release as packaging/release/release makes it (docs/release.md): this tree committed into a
  * throwaway git repository, its changelog given an entry 9.8.7, tagged v9.8.7, released twice with a
  * throwaway gpg key in a temporary GNUPGHOME (never root's keyring). The packages carry the tag's
- * version, the two builds list the same files, the checksums and signatures verify, the yum
- * repository is signed, and the apt repository installs in the booted Debian root of
- * InstalledForRealTest with apt verifying its signature.
+ * version, the two builds list the same files, the checksums and signatures verify, dnf installs
+ * from the yum repository into an installroot checking both its signatures, and the apt repository
+ * installs in the booted Debian root of InstalledForRealTest with apt verifying its signature.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ReleaseTest {
@@ -152,6 +152,21 @@ class ReleaseTest {
   }
 
   @Test
+  void dnfInstallsFromTheYumRepositoryCheckingBothSignatures() {
+    for (String tool : new String[] {"/usr/bin/dnf", "/usr/bin/rpmbuild"}) {
+      assumeTrue(Files.isExecutable(Path.of(tool)), tool + " is not installed (Debian: dnf, rpm; .ci/run installs them)");
+    }
+    Cmd.Result r = Cmd.exec("env", "TMPDIR=" + work, "src/test/install/dnf-installroot.sh", first.toString());
+    assertThat(r.status()).as(r.out() + r.err()).isZero();
+    assertThat(r.out())
+        .contains("CHECK dnf refuses the repository's metadata under another key (repo_gpgcheck): ok")
+        .contains("CHECK dnf refuses the package under another key (gpgcheck): ok")
+        .contains("CHECK dnf installed shmguard " + VERSION + "-1 with repo_gpgcheck and gpgcheck: ok")
+        .contains("CHECK rpm -V finds the installed files as packaged: ok")
+        .doesNotContain("FAIL");
+  }
+
+  @Test
   void aTagWhoseVersionIsNotTheChangelogsNewestEntryIsRefused() {
     git("tag", "v9.8.8");
     Cmd.Result r = releaseResult("v9.8.8", work.resolve("refused"));
@@ -163,7 +178,7 @@ class ReleaseTest {
   @Test
   void releaseScriptPassesShellcheck() {
     Packages.requireTool("/usr/bin/shellcheck");
-    Cmd.Result sh = Cmd.exec("shellcheck", "packaging/release/release");
+    Cmd.Result sh = Cmd.exec("shellcheck", "packaging/release/release", "src/test/install/dnf-installroot.sh");
     assertThat(sh.status()).as(sh.out()).isZero();
   }
 
