@@ -4,13 +4,23 @@
 # installed with apt inside the booted system, then checked and removed.
 #
 #   src/test/install/installed-for-real.sh target/shmguard_*_all.deb      (as root)
+#   src/test/install/installed-for-real.sh --release DIR                  (as root)
+#
+# With --release, DIR is what packaging/release/release made: its apt repository is put in the
+# root, apt trusts only DIR/shmguard-archive-keyring.gpg for it (signed-by), and the package is
+# installed with apt-get update and apt-get install shmguard, as an operator does.
 #
 # Prints "CHECK <what>: ok" for each check and "SKIP <what>: <why>" for what cannot be checked
 # on this branch; exits non-zero at the first failed check. Leaves no mount, process or file
 # behind except the cached root.
 set -euo pipefail
 
-deb=$(realpath "$1")
+release=""
+if [ "$1" = --release ]; then
+  release=$(realpath "$2")
+else
+  deb=$(realpath "$1")
+fi
 cache=/var/cache/shmguard-test/bookworm-ship
 mirror=${SHMGUARD_TEST_MIRROR:-http://deb.debian.org/debian}
 
@@ -39,7 +49,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cp "$deb" "$root/var/cache/shmguard.deb"
+if [ -n "$release" ]; then
+  # The repository served over file://, as a hosted directory; the root's only apt source (its
+  # Debian mirror is left out: the test needs no network, and the root already holds the dependencies).
+  mkdir -p "$root/srv/shmguard"
+  cp -r "$release/apt" "$root/srv/shmguard/apt"
+  cp "$release/shmguard-archive-keyring.gpg" "$root/usr/share/keyrings/shmguard-archive-keyring.gpg"
+  chmod 0644 "$root/usr/share/keyrings/shmguard-archive-keyring.gpg"
+  rm -f "$root/etc/apt/sources.list"
+  rm -rf "$root/etc/apt/sources.list.d"/* "$root/var/lib/apt/lists"/*
+else
+  cp "$deb" "$root/var/cache/shmguard.deb"
+fi
 machine=shmguard-test-$$
 systemd-nspawn --quiet --register=no --keep-unit --machine="$machine" -D "$root" --boot >"$work/console.log" 2>&1 &
 nspawn=$!
@@ -81,9 +102,32 @@ esac
 # stop at a conffile prompt.
 mkdir -p "$root/etc/shmguard/shmguard.yaml.d"
 printf 'reap:\n  dryRun: true\n' > "$root/etc/shmguard/shmguard.yaml.d/10-observe.yaml"
-timeout 600 nsenter --target "$leader" --mount --uts --ipc --net --pid -- \
-  env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
-  apt-get install -y -q /var/cache/shmguard.deb </dev/null >"$work/apt.log" 2>&1 || { echo "FAIL apt install"; cat "$work/apt.log"; exit 1; }
+if [ -n "$release" ]; then
+  sources() {
+    printf 'Types: deb\nURIs: file:///srv/shmguard/apt\nSuites: stable\nComponents: main\nSigned-By: %s\n' "$1" \
+      > "$root/etc/apt/sources.list.d/shmguard.sources"
+  }
+  # A key that did not sign the repository: apt must refuse it.
+  sources /usr/share/keyrings/debian-archive-keyring.gpg
+  if inside apt-get update >"$work/update.log" 2>&1 && ! grep -q "NO_PUBKEY\|not signed" "$work/update.log"; then
+    echo "FAIL apt-get update accepted the repository with a key that did not sign it"; cat "$work/update.log"; exit 1
+  fi
+  grep -q "NO_PUBKEY" "$work/update.log" || { echo "FAIL apt-get update failed, but not for the signature"; cat "$work/update.log"; exit 1; }
+  echo "CHECK apt refuses the repository under another key (NO_PUBKEY): ok"
+  rm -rf "$root/var/lib/apt/lists"/*
+  sources /usr/share/keyrings/shmguard-archive-keyring.gpg
+  inside apt-get update >"$work/update.log" 2>&1 || { echo "FAIL apt-get update"; cat "$work/update.log"; exit 1; }
+  if grep -q "^[WE]:" "$work/update.log"; then echo "FAIL apt-get update warned"; cat "$work/update.log"; exit 1; fi
+  [ -s "$root/var/lib/apt/lists/_srv_shmguard_apt_dists_stable_InRelease" ] || { echo "FAIL apt kept no InRelease"; ls "$root/var/lib/apt/lists"; exit 1; }
+  echo "CHECK apt-get update verified the repository's InRelease with its signed-by keyring: ok"
+  timeout 600 inside apt-get install -y -q shmguard </dev/null >"$work/apt.log" 2>&1 || { echo "FAIL apt-get install shmguard"; cat "$work/apt.log"; exit 1; }
+  want=$(dpkg-deb -f "$(ls "$release"/shmguard_*_all.deb)" Version)
+  got=$(inside shmguard version 2>&1 || true)
+  [ "$got" = "shmguard $want" ] || { echo "FAIL shmguard version printed '$got', the package is $want"; exit 1; }
+  echo "CHECK shmguard version prints the release's version ($want): ok"
+else
+  timeout 600 inside apt-get install -y -q /var/cache/shmguard.deb </dev/null >"$work/apt.log" 2>&1 || { echo "FAIL apt install"; cat "$work/apt.log"; exit 1; }
+fi
 # shellcheck disable=SC2016 # ${Status} is dpkg-query's format, not the shell's
 inside dpkg-query -W -f='${Status}\n' shmguard | grep -qx "install ok installed" || { echo "FAIL not installed"; exit 1; }
 if grep -q "Configuration file" "$work/apt.log"; then echo "FAIL a conffile question at install"; cat "$work/apt.log"; exit 1; fi
