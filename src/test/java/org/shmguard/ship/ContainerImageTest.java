@@ -13,6 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Holder;
@@ -131,6 +132,31 @@ class ContainerImageTest {
     try (Stream<Path> hierarchies = Files.list(Path.of("/sys/fs/cgroup"))) {
       assertThat(hierarchies.map(h -> h.resolve(cgroupParent.substring(1)))).noneMatch(Files::exists);
     }
+  }
+
+  @Test
+  void daemonSetBecomesThePodmanOptionsTheKubeletWouldUse(@TempDir Path work) throws Exception {
+    DaemonSetPod pod = DaemonSetPod.load();
+    List<String> options = pod.podmanOptions(Map.of("/dev/shm", Path.of("/sandbox/shm"), "/var/lib/kubelet/pods",
+        Path.of("/sandbox/pods"), "/run/shmguard", Path.of("/sandbox/advice")), work, "");
+
+    assertThat(options).containsExactly("--network=none", "--pid=host", "--user=0", "--security-opt=no-new-privileges",
+        "--read-only", "--read-only-tmpfs=false", "--cap-drop=ALL", "--cap-add=SYS_PTRACE", "--cap-add=FOWNER",
+        "--cap-add=LEASE", "--cap-add=DAC_READ_SEARCH", "--cap-add=DAC_OVERRIDE", "--memory=256m", "--cpus=0.5",
+        "--volume=" + work.resolve("configmap-config") + ":/etc/shmguard:ro",
+        "--volume=/sandbox/shm:/host/dev/shm:rw,rslave", "--volume=/sandbox/pods:/var/lib/kubelet/pods:rw,rslave",
+        "--volume=/sandbox/advice:/run/shmguard:rw", "--tmpfs=/tmp:rw,size=16m", "--stop-timeout=30");
+    assertThat(work.resolve("configmap-config/shmguard.yaml")).content().contains("listen: \"0.0.0.0:9477\"");
+    assertThat(pod.args()).containsExactly("daemon", "--config", "/etc/shmguard/shmguard.yaml");
+    assertThat(pod.readinessProbe()).isEqualTo(new DaemonSetPod.HttpProbe("/readyz", 9477, 0, 10, 5, 2));
+    assertThat(pod.livenessProbe()).isEqualTo(new DaemonSetPod.HttpProbe("/", 9477, 30, 30, 5, 3));
+  }
+
+  @Test
+  void buildScriptPassesShellcheck() {
+    Packages.requireTool("/usr/bin/shellcheck");
+    Cmd.Result r = Cmd.exec("shellcheck", BUILD.toString());
+    assertThat(r.status()).as(r.out() + r.err()).isZero();
   }
 
   /** An httpGet as the kubelet makes it, in the pod's network namespace; the status, or -1 when none came. */
