@@ -48,6 +48,13 @@ final class DaemonSetPod {
     if (containers.size() != 1 || pod.containsKey("initContainers")) {
       throw new AssertionError("the test runs one container; the DaemonSet has " + containers.size());
     }
+    // Scheduling and API fields have no counterpart in a container runtime; every other field
+    // must be one the translation below handles.
+    known(pod, "the pod spec", Set.of("serviceAccountName", "automountServiceAccountToken", "hostPID", "hostNetwork",
+        "hostIPC", "priorityClassName", "nodeSelector", "tolerations", "terminationGracePeriodSeconds", "containers",
+        "volumes"));
+    known(containers.get(0), "the container", Set.of("name", "image", "imagePullPolicy", "args", "ports",
+        "securityContext", "resources", "readinessProbe", "livenessProbe", "volumeMounts"));
     return new DaemonSetPod(pod, containers.get(0));
   }
 
