@@ -21,14 +21,18 @@ import org.shmguard.testing.TmpfsMount;
  * parent of this engine's own. The image library writes its blob cache to /var/lib/containers,
  * whatever the storage options say: /var/lib is covered, in the sandbox's mount namespace, by an
  * overlay whose upper layer is on that tmpfs. {@link #close()} removes the containers, the images,
- * the overlay, the tmpfs and the cgroups (the only thing outside the sandbox's mounts).
+ * the overlay, the tmpfs, podman's lock file in the sandbox's /dev/shm, and the cgroups (the only
+ * thing outside the sandbox's mounts).
  */
 final class ContainerEngine implements AutoCloseable {
   private static final Path CGROUPS = Path.of("/sys/fs/cgroup");
   private static final Path VAR_LIB = Path.of("/var/lib");
+  /** podman's lock file, in /dev/shm: the sandbox's own. */
+  private static final Path LOCKS = Path.of("/dev/shm/libpod_lock");
   private final TmpfsMount store;
   private final String cgroupParent;
   private final Map<String, String> env;
+  private final boolean hadLocks = Files.exists(LOCKS);
 
   private ContainerEngine(TmpfsMount store, String cgroupParent, Map<String, String> env) {
     this.store = store;
@@ -154,6 +158,11 @@ final class ContainerEngine implements AutoCloseable {
           // a cgroup with a process left in it: reported by the test through cgroups()
         }
       }
+      if (!hadLocks) {
+        Files.deleteIfExists(LOCKS);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     } finally {
       Cmd.exec("umount", "-l", VAR_LIB.toString());
       Cmd.exec("umount", "-R", "-l", store.path().toString());

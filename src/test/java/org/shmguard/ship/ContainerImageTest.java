@@ -50,6 +50,7 @@ class ContainerImageTest {
     Packages.deb();
     DaemonSetPod pod = DaemonSetPod.load();
 
+    boolean hadLocks = Files.exists(Path.of("/dev/shm/libpod_lock"));
     Path store;
     String cgroupParent;
     try (ContainerEngine engine = ContainerEngine.start()) {
@@ -132,7 +133,10 @@ class ContainerImageTest {
         Files.deleteIfExists(leak);
       }
     }
-    // Nothing left: no mount of the engine's (storage, layers, /var/lib's overlay), no cgroup.
+    // Nothing left: no mount of the engine's (storage, layers, /var/lib's overlay), no lock file, no cgroup.
+    if (!hadLocks) {
+      assertThat(Path.of("/dev/shm/libpod_lock")).doesNotExist();
+    }
     assertThat(Files.readString(Path.of("/proc/self/mountinfo"))).doesNotContain(store.toString())
         .doesNotContain("shmguard-test-var-lib");
     try (Stream<Path> hierarchies = Files.list(Path.of("/sys/fs/cgroup"))) {
