@@ -30,7 +30,17 @@ public final class Main implements Runnable {
 
   public static void main(String[] args) {
     org.shmguard.nativ.LibraryPath.withoutLdconfig();
-    System.exit(run(args));
+    int status;
+    try {
+      status = run(args);
+    } catch (Throwable t) {
+      // An Error picocli lets through (a class missing from a trimmed runtime, say) must still end the
+      // process: the daemon's socket and metrics threads would otherwise keep it alive, doing nothing.
+      System.err.println("shmguard: internal error: " + t);
+      t.printStackTrace();
+      status = EXIT_SOFTWARE;
+    }
+    System.exit(status);
   }
 
   /** Runs a command line and returns its exit status, without exiting. */

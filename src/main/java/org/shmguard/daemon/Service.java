@@ -104,7 +104,7 @@ public final class Service implements AutoCloseable {
       ConfigReload reload = options.reloadFrom() == null ? null
           : new ConfigReload(options.reloadFrom(), config, daemon, a::reconfigure, options.logLevel(), sink, notifier);
       return new Service(metrics, advice, daemon, state, reload);
-    } catch (IOException | RuntimeException e) {
+    } catch (IOException | RuntimeException | Error e) {
       if (advice != null) {
         advice.close();
       }
