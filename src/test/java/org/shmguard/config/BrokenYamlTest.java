@@ -66,7 +66,7 @@ class BrokenYamlTest {
         "shmguard: bad configuration: " + file + ":2: reap.grace: \"soon\" is not a duration; allowed: a duration from 0ms "
             + "to 30d: a whole number with a unit ms, s, m, h or d (such as 500ms, 30s, 2m)",
         "shmguard: bad configuration: " + file + ":3: reap.dryrun: unknown key (did you mean dryRun? keys are case-sensitive); "
-            + "allowed under reap: deny, dryRun, examineLimit, grace, patterns, requireHostPidNamespace",
+            + "allowed under reap: deny, dryRun, examineLimit, examineTotal, grace, patterns, requireHostPidNamespace",
         "shmguard: bad configuration: " + file + ":5: capacity.warn: 200 is out of range; allowed: a whole number from 1 to 100");
   }
 
