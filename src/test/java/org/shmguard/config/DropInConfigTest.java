@@ -68,7 +68,7 @@ class DropInConfigTest {
             main + ":2: reap.grace: \"soon\" is not a duration; allowed: a duration from 0ms to 30d: a whole number with a unit"
                 + " ms, s, m, h or d (such as 500ms, 30s, 2m)",
             bad + ":3: reap.dryrun: unknown key (did you mean dryRun? keys are case-sensitive); allowed under reap: deny, dryRun,"
-                + " examineLimit, grace, patterns, requireHostPidNamespace"));
+                + " examineLimit, examineTotal, grace, patterns, requireHostPidNamespace"));
   }
 
   @Test
