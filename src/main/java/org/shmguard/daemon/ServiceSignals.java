@@ -1,7 +1,6 @@
 package org.shmguard.daemon;
 
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicBoolean;
 import sun.misc.Signal;
 
 /**
@@ -22,9 +21,10 @@ public final class ServiceSignals {
   private static final Runnable NOTHING = () -> {};
 
   private final CountDownLatch stop = new CountDownLatch(1);
-  private final AtomicBoolean reloadWaiting = new AtomicBoolean();
   private volatile Runnable onStop = NOTHING;
-  private volatile Runnable onReload = null;
+  // Guarded by this: a SIGHUP that races attach() is either kept (and run by attach) or runs the reload, never lost.
+  private Runnable onReload = null;
+  private boolean reloadWaiting;
 
   private ServiceSignals() {}
 
@@ -49,12 +49,15 @@ public final class ServiceSignals {
   }
 
   private void reload() {
-    Runnable r = onReload;
-    if (r == null) {
-      reloadWaiting.set(true); // kept for the running service: the configuration may have changed after it was read
-    } else {
-      r.run();
+    Runnable r;
+    synchronized (this) {
+      r = onReload;
+      if (r == null) {
+        reloadWaiting = true; // kept for the running service: the configuration may have changed after it was read
+        return;
+      }
     }
+    r.run();
   }
 
   /** True once SIGTERM or SIGINT came. */
@@ -72,11 +75,16 @@ public final class ServiceSignals {
       stop.run();
     }
     if (reload != null) {
-      onReload = reload;
-      if (reloadWaiting.getAndSet(false)) {
-        Thread kept = new Thread(reload, "shmguard-reload"); // as a signal's own thread would run it
-        kept.setDaemon(true);
-        kept.start();
+      boolean kept;
+      synchronized (this) {
+        onReload = reload;
+        kept = reloadWaiting;
+        reloadWaiting = false;
+      }
+      if (kept) {
+        Thread late = new Thread(reload, "shmguard-reload"); // as a signal's own thread would run it
+        late.setDaemon(true);
+        late.start();
       }
     }
   }

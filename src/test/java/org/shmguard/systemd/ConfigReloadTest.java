@@ -122,7 +122,9 @@ class ConfigReloadTest {
   /** Every notify message from the next RELOADING=1 to the READY=1 that ends it (watchdog and status lines in between). */
   private static List<String> messagesUntilReady(NotifySocket socket) throws InterruptedException {
     List<String> got = new ArrayList<>();
+    long end = System.nanoTime() + PATIENCE.toNanos(); // status lines keep coming: bound the whole wait, not each one
     while (true) {
+      assertThat(System.nanoTime()).as("RELOADING=1 ... READY=1 within %s; got %s", PATIENCE, got).isLessThan(end);
       String m = socket.receive(PATIENCE);
       assertThat(m).as("notify messages so far: " + got).isNotNull();
       if (got.isEmpty() && !m.startsWith("RELOADING=1")) {

@@ -15,7 +15,8 @@ import org.shmguard.testing.TmpfsMount;
  * A signal that reaches {@code shmguard daemon} while it is still starting: its advice socket is
  * already bound, its worker and schedules not yet running. SIGTERM must still end it with status
  * 0 and take the socket file with it (systemd stopping a unit that is starting, a test's daemon
- * stopped early); SIGHUP must not end it at all. Before signals were caught from the start, the
+ * stopped early); SIGHUP must not end it, and the
+ * reload it asks for is made once the service runs. Before signals were caught from the start, the
  * JVM's default handling exited 143 or 129 there and left the socket file behind.
  */
 class SignalDuringStartTest {
@@ -53,6 +54,9 @@ class SignalDuringStartTest {
 
         assertThat(AdviceClient.ask(socket, "PING", java.time.Duration.ofSeconds(30))).isEqualTo("pong\n");
         assertThat(daemon.isAlive()).as("alive after SIGHUP during start-up\n%s", log(9)).isTrue();
+        // kept, not lost: the configuration is read again once the service runs
+        org.shmguard.testing.Eventually.until(() -> "the kept reload in the log:\n" + log(9), java.time.Duration.ofSeconds(30),
+            () -> log(9).contains("SHMGUARD_EVENT=config_reloaded"));
         daemon.destroy();
         assertThat(daemon.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(daemon.exitValue()).as(log(9)).isZero();
