@@ -85,6 +85,7 @@ final class AdviseCommand implements Callable<Integer> {
     Path sock = socket != null ? socket : fromEnv != null && !fromEnv.isEmpty() ? Path.of(fromEnv) : config.advice().socket();
     Dev dev = ownShmDev();
     String why;
+    int daemonOnlyStatus = Main.EXIT_PROBLEM;
     try {
       common.out().print(askCompatibly(sock, shape, dev, wait));
       common.out().flush();
@@ -92,28 +93,19 @@ final class AdviseCommand implements Callable<Integer> {
     } catch (ProtocolException e) {
       if (e.code().equals(ProtocolException.RATE_LIMITED)) {
         why = "the daemon limits how often one user may ask, and refused this request (rate-limited): " + e.getMessage();
-        if (daemonOnly) {
-          spec.commandLine().getErr().println("shmguard: " + why);
-          return Main.EXIT_TEMPFAIL;
-        }
-        spec.commandLine().getErr().println("shmguard: " + why + "; advice worked out here from " + shmPath
-            + " alone, without the daemon's view of leaked segments");
-        Advice a = local(config, shape, dev);
-        common.out().print(format.equals("json") ? AdviceFormat.json(a) : AdviceFormat.env(a));
-        common.out().flush();
-        return Main.EXIT_OK;
-      }
-      if (!e.code().equals(ProtocolException.UNKNOWN_MOUNT) && !e.code().equals(ProtocolException.UNAVAILABLE)) {
+        daemonOnlyStatus = Main.EXIT_TEMPFAIL;
+      } else if (e.code().equals(ProtocolException.UNKNOWN_MOUNT) || e.code().equals(ProtocolException.UNAVAILABLE)) {
+        why = "the daemon cannot advise on " + shmPath + " (" + e.getMessage() + ")";
+      } else {
         spec.commandLine().getErr().println("shmguard: the daemon answered: " + e.code() + ": " + e.getMessage());
         return Main.EXIT_PROBLEM;
       }
-      why = "the daemon cannot advise on " + shmPath + " (" + e.getMessage() + ")";
     } catch (IOException e) {
       why = "no daemon answers on " + sock + " (" + e.getMessage() + ")";
     }
     if (daemonOnly) {
       spec.commandLine().getErr().println("shmguard: " + why);
-      return Main.EXIT_PROBLEM;
+      return daemonOnlyStatus;
     }
     spec.commandLine().getErr().println("shmguard: " + why + "; advice worked out here from " + shmPath
         + " alone, without the daemon's view of leaked segments");
