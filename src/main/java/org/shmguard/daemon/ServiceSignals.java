@@ -1,7 +1,10 @@
 package org.shmguard.daemon;
 
 import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * The daemon's signals, caught from the first moment of {@code shmguard daemon}: SIGTERM and
@@ -18,6 +21,7 @@ import sun.misc.Signal;
  * }</pre>
  */
 public final class ServiceSignals {
+  private static final Logger LOG = LoggerFactory.getLogger(ServiceSignals.class);
   private static final Runnable NOTHING = () -> {};
 
   private final CountDownLatch stop = new CountDownLatch(1);
@@ -28,13 +32,21 @@ public final class ServiceSignals {
 
   private ServiceSignals() {}
 
-  /** Catches SIGTERM, SIGINT and SIGHUP from now on. */
+  /**
+   * Catches SIGTERM, SIGINT and SIGHUP from now on. A process started with SIGHUP ignored (under
+   * {@code nohup}, say) keeps ignoring it: the JVM will not handle a signal ignored at its start,
+   * so no reload can reach it; that is said once, here.
+   */
   public static ServiceSignals catchNow() {
     ServiceSignals signals = new ServiceSignals();
     for (String name : new String[] {"TERM", "INT"}) {
       Signal.handle(new Signal(name), s -> signals.stop());
     }
-    Signal.handle(new Signal("HUP"), s -> signals.reload());
+    SignalHandler before = Signal.handle(new Signal("HUP"), s -> signals.reload());
+    if (before == SignalHandler.SIG_IGN) {
+      LOG.warn("SIGHUP was ignored when shmguard started (nohup?), and stays ignored: systemctl reload cannot reach "
+          + "this process; restart it to apply a changed configuration");
+    }
     return signals;
   }
 
