@@ -23,7 +23,8 @@ case "$version" in
   1.20.*) ;;
   *) echo "kubernetes source $version is not Debian 12's 1.20" >&2; exit 1 ;;
 esac
-out_dir=$cache_root/kube-apiserver/$version
+# Keyed by the source version and this script (a changed recipe builds anew).
+out_dir=$cache_root/kube-apiserver/$version-$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)
 built() { [ -x "$out_dir/kube-apiserver" ] && [ -x "$out_dir/kubectl" ]; }
 if built; then echo "$out_dir"; exit 0; fi
 
@@ -37,7 +38,7 @@ work=$(mktemp -d /var/tmp/kube-apiserver-build.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 echo "building kube-apiserver $version in $work" >&2
-apt-get source --download-only "kubernetes=$version" >&2 2>&1
+apt-get source --download-only "kubernetes=$version" >&2
 mkdir -p go/src/k8s.io
 # dpkg-source applies debian/patches, as the package build does.
 dpkg-source -x --no-check kubernetes_*.dsc go/src/k8s.io/kubernetes >&2
@@ -48,6 +49,15 @@ cd "$GOPATH/src/k8s.io/kubernetes"
 go version >&2
 
 go build -o "$work/openapi-gen" ./vendor/k8s.io/kube-openapi/cmd/openapi-gen
+
+# The vendored github.com/modern-go/reflect2 v1.0.1 calls the runtime's mapiterinit with its
+# pre-Go-1.18 signature: built with Go 1.19, the API server crashes (SIGSEGV in
+# UnsafeMapType.UnsafeIterate) when json-iterator encodes a map, as for a custom resource. Debian's
+# golang-github-modern-go-reflect2-dev is 1.0.2, the release that fixed it: vendor that instead.
+reflect2=/usr/share/gocode/src/github.com/modern-go/reflect2
+[ -f "$reflect2/go_above_118.go" ] || { echo "needs golang-github-modern-go-reflect2-dev (1.0.2)" >&2; exit 1; }
+rm -rf vendor/github.com/modern-go/reflect2
+cp -r "$reflect2" vendor/github.com/modern-go/reflect2
 
 # The directories Makefile.generated_files gives openapi-gen for pkg/generated/openapi: every Go
 # directory outside _*, .* and vendor (staging/src named as vendor), whose files carry a
@@ -63,7 +73,7 @@ dirs=$(find -H . -not \( \( -path './_*' -o -path './.*' -o -path ./vendor \) -p
 "$work/openapi-gen" --logtostderr -v 1 -i "$dirs" \
   -p k8s.io/kubernetes/pkg/generated/openapi -O zz_generated.openapi \
   -h vendor/k8s.io/code-generator/hack/boilerplate.go.txt \
-  -r "$work/openapi-violations.report" >&2 2>&1 | tail -n 5 >&2
+  -r "$work/openapi-violations.report" 2>&1 | tail -n 5 >&2
 test -s pkg/generated/openapi/zz_generated.openapi.go
 
 # The version kubectl and /version report, as hack/lib/version.sh would set it from the tarball.

@@ -206,8 +206,18 @@ final class ApiServerCluster implements AutoCloseable {
     for (String name : List.of("etcd", "kube-apiserver")) {
       try {
         List<String> lines = Files.readAllLines(dir.resolve(name + ".out"));
+        // A Go crash prints its cause first, then every goroutine's stack.
+        int cause = -1;
+        for (int i = 0; i < lines.size() && cause < 0; i++) {
+          if (lines.get(i).startsWith("panic: ") || lines.get(i).startsWith("fatal error: ")) {
+            cause = i;
+          }
+        }
+        if (cause >= 0) {
+          lines = lines.subList(Math.max(0, cause - 20), Math.min(lines.size(), cause + 40));
+        }
         s.append("--- ").append(name).append('\n')
-            .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()))).append('\n');
+            .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()))).append('\n');
       } catch (IOException e) {
         s.append("--- ").append(name).append(": no log\n");
       }
@@ -252,6 +262,9 @@ final class ApiServerCluster implements AutoCloseable {
   /** Ends kube-apiserver, then etcd, by pid; their files go with the sandbox's /run. */
   @Override
   public void close() {
+    if (daemons.stream().anyMatch(p -> !p.isAlive())) {
+      System.err.println("ApiServerCluster: a daemon exited before close:\n" + logTail());
+    }
     for (int i = daemons.size() - 1; i >= 0; i--) {
       Process p = daemons.get(i);
       List<ProcessHandle> children = p.toHandle().descendants().toList();
