@@ -86,6 +86,7 @@ final class ApiServerCluster implements AutoCloseable {
    * calling test is skipped otherwise.
    */
   static Path binaries() throws Exception {
+    Sandbox.require();
     assumeTrue(Files.isExecutable(Path.of("/usr/bin/go")), "needs Debian's Go (golang-go) to build kube-apiserver");
     Process p = new ProcessBuilder("bash", BUILD_SCRIPT.toString()).redirectErrorStream(false)
         .redirectError(ProcessBuilder.Redirect.INHERIT).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
@@ -98,7 +99,8 @@ final class ApiServerCluster implements AutoCloseable {
   private void startAll(Path binaries, String admissionConfig) throws Exception {
     int etcdClient = freePort();
     int etcdPeer = freePort();
-    Path etcdData = Files.createDirectory(dir.resolve("etcd"));
+    Path etcdData = Files.createDirectory(dir.resolve("etcd"),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     launch("etcd", "/usr/bin/etcd", "--name", "shmguard-test", "--data-dir", etcdData.toString(),
         "--listen-client-urls", "http://127.0.0.1:" + etcdClient, "--advertise-client-urls", "http://127.0.0.1:" + etcdClient,
         "--listen-peer-urls", "http://127.0.0.1:" + etcdPeer, "--initial-advertise-peer-urls", "http://127.0.0.1:" + etcdPeer,
