@@ -66,6 +66,10 @@ class KubernetesApiServerTest {
   static void startClusterAndApplyTheBase() throws Exception {
     binaries = ApiServerCluster.binaries();
     cluster = ApiServerCluster.start(binaries, CRITICAL_CLASSES_QUOTA_SCOPED);
+    // Which kubectl applied, for the test's log.
+    System.out.println("kubectl: " + String.join(" ", Cmd.run(kubectlCommand("version", "--client")).lines()
+        .filter(l -> l.startsWith("Client Version") || l.startsWith("Kustomize Version")).toList())
+        + (KubernetesManifestsTest.kubectl().isPresent() ? " (apply -k)" : " (apply -f of KustomizeBuild's output)"));
     baseApplied = apply(BASE).out();
     actAsTheQuotaController("shmguard", "shmguard-critical-pods");
   }
