@@ -35,15 +35,20 @@ flock 9
 if built; then echo "$out_dir"; exit 0; fi
 
 work=$(mktemp -d /var/tmp/kube-apiserver-build.XXXXXX)
+# Everything the build writes (Go's cache and temporary files too) is under $work, removed however
+# the script ends.
 trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
 cd "$work"
 echo "building kube-apiserver $version in $work" >&2
 apt-get source --download-only "kubernetes=$version" >&2
 mkdir -p go/src/k8s.io
-# dpkg-source applies debian/patches, as the package build does.
-dpkg-source -x --no-check kubernetes_*.dsc go/src/k8s.io/kubernetes >&2
+# dpkg-source checks the files against the .dsc and applies debian/patches, as the package build
+# does (apt-get has checked the .dsc against the signed Sources index).
+dpkg-source -x kubernetes_*.dsc go/src/k8s.io/kubernetes >&2
 
-export GOPATH=$work/go GO111MODULE=off CGO_ENABLED=0 GOFLAGS= GOCACHE=$work/gocache
+export GOPATH=$work/go GO111MODULE=off CGO_ENABLED=0 GOFLAGS= GOCACHE=$work/gocache GOTMPDIR=$work/tmp
+mkdir -p "$GOTMPDIR"
 export PATH=/usr/lib/go/bin:$PATH
 cd "$GOPATH/src/k8s.io/kubernetes"
 go version >&2

@@ -32,11 +32,11 @@ import org.shmguard.testing.Sandbox;
 /**
  * A Kubernetes control plane without nodes, started in the test sandbox: Debian's etcd-server and
  * the kube-apiserver that src/test/k8s-apiserver/build-kube-apiserver.sh builds from Debian 12's
- * kubernetes source package (cached under /var/cache/shmguard/kube-apiserver/VERSION), both on
- * 127.0.0.1 on ports found free, with etcd's data, a CA, the serving certificate, the
- * service-account key and a token of group system:masters made here under the sandbox's /run.
- * No controller manager, scheduler or kubelet runs: pods are admitted and stay Pending. Ended by
- * pid on close.
+ * kubernetes source package (cached under /var/cache/shmguard/kube-apiserver/VERSION-HASH), both
+ * on 127.0.0.1 on ports found free, with etcd's data, a CA, etcd's and the API server's
+ * certificates, the service-account key and a token of group system:masters made here in a 0700
+ * directory under the sandbox's /run. No controller manager, scheduler or kubelet runs: pods are
+ * admitted and stay Pending. Ended by pid on close.
  */
 final class ApiServerCluster implements AutoCloseable {
   static final Path BUILD_SCRIPT = Path.of("src/test/k8s-apiserver/build-kube-apiserver.sh");
@@ -46,6 +46,7 @@ final class ApiServerCluster implements AutoCloseable {
   private final List<Process> daemons = new ArrayList<>();
   private final String token = newToken();
   private int port;
+  private int etcdClient;
   private HttpClient http;
 
   private static String newToken() {
@@ -97,28 +98,34 @@ final class ApiServerCluster implements AutoCloseable {
   }
 
   private void startAll(Path binaries, String admissionConfig) throws Exception {
-    int etcdClient = freePort();
+    // One CA signs every certificate. etcd listens on loopback, where any local user could reach
+    // it, so it takes only clients and peers with a certificate of this CA (its key stays in
+    // this 0700 directory).
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=shmguard-test-ca",
+        "-keyout", path("ca.key"), "-out", path("ca.crt"));
+    certificate("etcd", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n");
+    certificate("etcd-client", "extendedKeyUsage=clientAuth\n");
+    certificate("apiserver", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
+
+    etcdClient = freePort();
     int etcdPeer = freePort();
     Path etcdData = Files.createDirectory(dir.resolve("etcd"),
         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     launch("etcd", "/usr/bin/etcd", "--name", "shmguard-test", "--data-dir", etcdData.toString(),
-        "--listen-client-urls", "http://127.0.0.1:" + etcdClient, "--advertise-client-urls", "http://127.0.0.1:" + etcdClient,
-        "--listen-peer-urls", "http://127.0.0.1:" + etcdPeer, "--initial-advertise-peer-urls", "http://127.0.0.1:" + etcdPeer,
-        "--initial-cluster", "shmguard-test=http://127.0.0.1:" + etcdPeer, "--listen-metrics-urls", "");
+        "--listen-client-urls", "https://127.0.0.1:" + etcdClient, "--advertise-client-urls", "https://127.0.0.1:" + etcdClient,
+        "--listen-peer-urls", "https://127.0.0.1:" + etcdPeer, "--initial-advertise-peer-urls", "https://127.0.0.1:" + etcdPeer,
+        "--initial-cluster", "shmguard-test=https://127.0.0.1:" + etcdPeer, "--listen-metrics-urls", "",
+        "--cert-file", path("etcd.crt"), "--key-file", path("etcd.key"), "--client-cert-auth", "--trusted-ca-file", path("ca.crt"),
+        "--peer-cert-file", path("etcd.crt"), "--peer-key-file", path("etcd.key"), "--peer-client-cert-auth",
+        "--peer-trusted-ca-file", path("ca.crt"));
 
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=shmguard-test-ca",
-        "-keyout", path("ca.key"), "-out", path("ca.crt"));
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=kube-apiserver", "-keyout", path("apiserver.key"),
-        "-out", path("apiserver.csr"));
-    Files.writeString(dir.resolve("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-    openssl("x509", "-req", "-in", path("apiserver.csr"), "-CA", path("ca.crt"), "-CAkey", path("ca.key"),
-        "-CAcreateserial", "-days", "1", "-extfile", path("san.ext"), "-out", path("apiserver.crt"));
     openssl("genrsa", "-out", path("sa.key"), "2048");
     Files.writeString(dir.resolve("tokens.csv"), token + ",shmguard-test-admin,shmguard-test-admin,\"system:masters\"\n");
 
     port = freePort();
     List<String> cmd = new ArrayList<>(List.of(binaries.resolve("kube-apiserver").toString(),
-        "--etcd-servers=http://127.0.0.1:" + etcdClient,
+        "--etcd-servers=https://127.0.0.1:" + etcdClient, "--etcd-cafile=" + path("ca.crt"),
+        "--etcd-certfile=" + path("etcd-client.crt"), "--etcd-keyfile=" + path("etcd-client.key"),
         "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + port, "--insecure-port=0",
         "--tls-cert-file=" + path("apiserver.crt"), "--tls-private-key-file=" + path("apiserver.key"),
         "--cert-dir=" + path("certs"),
@@ -202,6 +209,14 @@ final class ApiServerCluster implements AutoCloseable {
     return JSON.readTree(r.body());
   }
 
+  /** GET {@code path} from etcd over TLS that trusts the CA but shows no client certificate. */
+  HttpResponse<String> etcdWithoutClientCertificate(String path) throws Exception {
+    HttpClient anonymous = HttpClient.newBuilder().sslContext(trusting(dir.resolve("ca.crt")))
+        .connectTimeout(Duration.ofSeconds(10)).build();
+    return anonymous.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + etcdClient + path))
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
   /** The last lines etcd and kube-apiserver printed, for a failure message. */
   String logTail() {
     StringBuilder s = new StringBuilder();
@@ -229,6 +244,15 @@ final class ApiServerCluster implements AutoCloseable {
 
   private String path(String name) {
     return dir.resolve(name).toString();
+  }
+
+  /** {@code name}.key and {@code name}.crt, signed by the CA with the extensions {@code ext}. */
+  private void certificate(String name, String ext) throws IOException {
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=shmguard-test-" + name, "-keyout", path(name + ".key"),
+        "-out", path(name + ".csr"));
+    Files.writeString(dir.resolve(name + ".ext"), ext);
+    openssl("x509", "-req", "-in", path(name + ".csr"), "-CA", path("ca.crt"), "-CAkey", path("ca.key"),
+        "-CAcreateserial", "-days", "1", "-extfile", path(name + ".ext"), "-out", path(name + ".crt"));
   }
 
   private void openssl(String... args) {

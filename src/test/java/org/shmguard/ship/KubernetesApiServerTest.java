@@ -1,6 +1,7 @@
 package org.shmguard.ship;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -84,6 +85,17 @@ class KubernetesApiServerTest {
   @Test
   void theApiServerIsDebians120() throws Exception {
     assertThat(cluster.get("/version").path("gitVersion").asText()).isEqualTo("v1.20.2");
+  }
+
+  @Test
+  void etcdAndTheClustersKeysAreTheTestsAlone() throws Exception {
+    Cmd.Result asNobody = Cmd.exec("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+        "cat", cluster.dir().resolve("ca.key").toString());
+
+    assertThatThrownBy(() -> cluster.etcdWithoutClientCertificate("/version")).as("etcd wants a client certificate")
+        .isInstanceOf(IOException.class);
+    assertThat(asNobody.status()).isNotZero();
+    assertThat(asNobody.err()).contains("Permission denied");
   }
 
   @Test
