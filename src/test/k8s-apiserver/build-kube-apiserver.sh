@@ -47,7 +47,7 @@ mkdir -p go/src/k8s.io
 # does (apt-get has checked the .dsc against the signed Sources index).
 dpkg-source -x kubernetes_*.dsc go/src/k8s.io/kubernetes >&2
 
-export GOPATH=$work/go GO111MODULE=off CGO_ENABLED=0 GOFLAGS= GOCACHE=$work/gocache GOTMPDIR=$work/tmp
+export GOPATH=$work/go GO111MODULE=off CGO_ENABLED=0 GOFLAGS='' GOCACHE=$work/gocache GOTMPDIR=$work/tmp
 mkdir -p "$GOTMPDIR"
 export PATH=/usr/lib/go/bin:$PATH
 cd "$GOPATH/src/k8s.io/kubernetes"
