@@ -253,7 +253,7 @@ class KubernetesManifestsTest {
   }
 
   /** A kubectl on PATH whose kustomize is v4 or later (directories in resources), if any. */
-  private static Optional<String> kubectl() {
+  static Optional<String> kubectl() {
     for (String d : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
       Path k = Path.of(d.isEmpty() ? "." : d, "kubectl");
       if (Files.isExecutable(k)) {
