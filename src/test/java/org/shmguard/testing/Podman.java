@@ -27,15 +27,21 @@ import java.util.stream.Stream;
  * <p>Every container runs with {@code --rm --network=none}; the caller adds the namespace options
  * (for instance {@code --ipc=host}: the container shares the test's /dev/shm but has its own PID
  * namespace, podman's default). A container started by {@link #run} is stopped by killing its
- * podman process tree; {@link #close} (idempotent) kills what is left and removes every directory.
+ * podman process tree; {@link #close} (idempotent) kills what is left and removes every directory,
+ * the containers' cgroups (under a parent of the set-up's own) included.
  */
 public final class Podman implements AutoCloseable {
+  private static final Path CGROUPS = Path.of("/sys/fs/cgroup");
+
   private final Path dir;
+  /** Every container's cgroup goes under this parent of the set-up's own, removed by {@link #close}. */
+  private final String cgroupParent;
   private final List<Process> started = new ArrayList<>();
   private boolean closed;
 
   private Podman(Path dir) {
     this.dir = dir;
+    this.cgroupParent = "/shmguard-test-" + dir.getFileName();
   }
 
   /** A fresh podman set-up with a busybox root; throws if podman, runc or busybox-static is missing. */
@@ -61,7 +67,7 @@ public final class Podman implements AutoCloseable {
   public Process run(List<String> options, String... command) {
     List<String> cmd = new ArrayList<>(List.of("podman", "--root", dir.resolve("storage").toString(), "--runroot",
         dir.resolve("run").toString(), "--tmpdir", dir.resolve("tmp").toString(), "--cgroup-manager=cgroupfs",
-        "--events-backend=file", "run", "--rm", "--runtime", "runc", "--network=none"));
+        "--events-backend=file", "run", "--rm", "--runtime", "runc", "--network=none", "--cgroup-parent", cgroupParent));
     cmd.addAll(options);
     cmd.addAll(List.of("--rootfs", dir.resolve("rootfs").toString()));
     cmd.addAll(List.of(command));
@@ -114,6 +120,7 @@ public final class Podman implements AutoCloseable {
         }
       }
       Files.deleteIfExists(Path.of("/dev/shm/libpod_lock")); // podman's lock file, in the sandbox's own /dev/shm
+      removeCgroups();
       try (Stream<Path> all = Files.walk(dir)) {
         all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
       }
@@ -121,6 +128,43 @@ public final class Podman implements AutoCloseable {
       throw new UncheckedIOException(e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * The containers' cgroups (the machine's, not the sandbox's), deepest first. A container's own
+   * processes may outlive podman and conmon for a moment (killing conmon does not kill them): each
+   * is one of this set-up's, listed by its cgroup, ended by its pid, and waited for.
+   */
+  private void removeCgroups() throws IOException {
+    List<Path> dirs = new ArrayList<>();
+    try (Stream<Path> hierarchies = Files.list(CGROUPS)) {
+      for (Path h : hierarchies.toList()) {
+        Path parent = h.resolve(cgroupParent.substring(1));
+        if (Files.isDirectory(parent)) {
+          try (Stream<Path> tree = Files.walk(parent)) {
+            tree.filter(Files::isDirectory).forEach(dirs::add);
+          }
+        }
+      }
+    }
+    dirs.sort(Comparator.comparingInt(Path::getNameCount).reversed());
+    for (Path d : dirs) {
+      long end = System.nanoTime() + 10_000_000_000L;
+      while (!d.toFile().delete() && System.nanoTime() < end) {
+        Path procs = d.resolve("cgroup.procs");
+        if (Files.exists(procs)) {
+          for (String pid : Files.readAllLines(procs)) {
+            ProcessHandle.of(Long.parseLong(pid.strip())).ifPresent(ProcessHandle::destroyForcibly);
+          }
+        }
+        try {
+          Thread.sleep(20);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
     }
   }
 }
