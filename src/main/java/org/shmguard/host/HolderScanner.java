@@ -55,7 +55,7 @@ public final class HolderScanner {
     int vanished = 0;
     try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
       int[] pids = proc.pids();
-      ProcessReader reader = new ProcessReader(proc, paths, wanted, sortedInodes, index, mountIds(proc), pids);
+      ProcessReader reader = new ProcessReader(proc, paths, wanted, sortedInodes, index, mountIds(proc, wanted), pids);
       for (int pid : pids) {
         processes++;
         if (wanted.length == 0) {
@@ -81,11 +81,11 @@ public final class HolderScanner {
     return new HolderPass(index.build(), live, problems, processes, vanished);
   }
 
-  private synchronized MountIds mountIds(ProcCalls proc) {
+  private synchronized MountIds mountIds(ProcCalls proc, long[] wanted) {
     if (memfdMount == null) {
       memfdMount = proc.memfdMount();
     }
-    MountIds ids = new MountIds();
+    MountIds ids = new MountIds(wanted);
     if (memfdMount != null) {
       ids.internal(memfdMount[0], Dev.of(memfdMount[1], memfdMount[2]));
     }

@@ -1,5 +1,6 @@
 package org.shmguard.host;
 
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -18,19 +19,38 @@ import org.shmguard.model.Dev;
  * read in the same pass is stale only if a mount is freed and its id reused within the pass, and
  * the confirming pass before an unlink reads its own.
  *
+ * <p>Memory: a pass may read every mount namespace's mountinfo, and any user can make namespaces
+ * full of mounts. Only a mount of a watched device is kept with its device; every other mount is
+ * one bit (mount ids are small: the kernel hands out the lowest free one), and {@link #device}
+ * answers {@link #UNWATCHED} for it. So a million mounts cost about 128 KiB, not 80 MiB.
+ *
  * <pre>{@code
- * MountIds ids = new MountIds();
+ * MountIds ids = new MountIds(wanted);
  * if (!ids.hasRead(ns)) ids.learn(ns, bytes, length);   // a mountinfo text
  * Dev dev = ids.device(24);   // null when no mountinfo read lists mount 24
  * }</pre>
  */
 final class MountIds {
+  /** What {@link #device} answers for a listed mount of a device that is not watched: never a tmpfs's. */
+  static final Dev UNWATCHED = Dev.of(0, 0);
+
+  private final long[] wanted;
   private final Map<Integer, Dev> devByMount = new HashMap<>();
+  private final BitSet otherMounts = new BitSet();
   private final Set<String> namespaces = new HashSet<>();
 
-  /** The device of mount {@code mntId}, or null if no mountinfo read in this pass lists it. */
+  /** @param wanted the watched devices, as {@link HolderScanner#encode(java.util.Collection)} gives them */
+  MountIds(long[] wanted) {
+    this.wanted = wanted.clone();
+  }
+
+  /**
+   * The device of mount {@code mntId} if it is a watched one; {@link #UNWATCHED} for any other
+   * mount a mountinfo read in this pass lists; null if none lists it.
+   */
   Dev device(int mntId) {
-    return devByMount.get(mntId);
+    Dev d = devByMount.get(mntId);
+    return d != null ? d : otherMounts.get(mntId) ? UNWATCHED : null;
   }
 
   /** Whether the mounts of namespace {@code ns} were read in this pass. */
@@ -65,7 +85,7 @@ final class MountIds {
         int minorAt = major < 0 ? -1 : indexOf(text, devAt, end, ':') + 1;
         long minor = minorAt <= 0 ? -1 : number(text, minorAt, end, ' ');
         if (minor >= 0 && id <= Integer.MAX_VALUE && major <= Integer.MAX_VALUE && minor <= Integer.MAX_VALUE) {
-          devByMount.put((int) id, Dev.of((int) major, (int) minor));
+          put((int) id, (int) major, (int) minor);
         }
       }
       line = end + 1;
@@ -103,7 +123,15 @@ final class MountIds {
    * inode number.
    */
   void internal(int mntId, Dev dev) {
-    devByMount.put(mntId, dev);
+    put(mntId, dev.major(), dev.minor());
+  }
+
+  private void put(int mntId, int major, int minor) {
+    if (HolderScanner.contains(wanted, ((long) major << 32) | (minor & 0xffffffffL))) {
+      devByMount.put(mntId, Dev.of(major, minor));
+    } else {
+      otherMounts.set(mntId);
+    }
   }
 
   /** Marks {@code ns} as tried, when its mountinfo could not be read. */

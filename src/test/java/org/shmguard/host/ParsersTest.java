@@ -88,7 +88,7 @@ class ParsersTest {
 
   @Test
   void mountIdsTakeEachMountsIdAndDeviceAndSkipOddLines() {
-    MountIds ids = new MountIds();
+    MountIds ids = new MountIds(HolderScanner.encode(java.util.List.of(Dev.of(0, 22), Dev.of(259, 1048575))));
     ids.learn("mnt:[1]", String.join("\n",
         "24 29 0:22 / /dev/shm rw,nosuid,nodev shared:4 - tmpfs tmpfs rw,size=65536k,inode64",
         "612 600 259:1048575 / /data rw,relatime - ext4 /dev/nvme0n1p1 rw",
@@ -102,5 +102,21 @@ class ParsersTest {
     assertThat(ids.device(700)).isNull();
     assertThat(ids.device(701)).isNull();
     assertThat(ids.hasRead("mnt:[1]")).isTrue();
+  }
+
+  @Test
+  void aMountOfAnUnwatchedDeviceIsKnownWithoutItsDevice() {
+    MountIds ids = new MountIds(HolderScanner.encode(java.util.List.of(Dev.of(0, 22))));
+    StringBuilder many = new StringBuilder("24 29 0:22 / /dev/shm rw - tmpfs tmpfs rw\n");
+    for (int id = 1000; id < 201_000; id++) {
+      many.append(id).append(" 24 0:").append(100 + id % 50).append(" / /x rw - tmpfs tmpfs rw\n");
+    }
+    ids.learn("mnt:[2]", many.toString());
+
+    assertThat(ids.device(24)).isEqualTo(Dev.of(0, 22));
+    assertThat(ids.device(150_000)).as("listed, on another device: known, and not a watched one")
+        .isEqualTo(MountIds.UNWATCHED);
+    assertThat(HolderScanner.contains(HolderScanner.encode(java.util.List.of(Dev.of(0, 22))), MountIds.UNWATCHED)).isFalse();
+    assertThat(ids.device(999)).as("listed nowhere").isNull();
   }
 }
