@@ -195,7 +195,7 @@ class ReleaseTest {
     assertThat(out)
         .contains("CHECK apt refuses the repository under another key (NO_PUBKEY): ok")
         .contains("CHECK apt-get update verified the repository's InRelease with its signed-by keyring: ok")
-        .contains("CHECK installed with apt: ok")
+        .contains("CHECK installed with apt-get install -y, a drop-in placed first, no conffile question: ok")
         .contains("CHECK shmguard version prints the release's version (" + VERSION + "): ok")
         .contains("CHECK the package enabled and started the service (READY reached): ok")
         .contains("CHECK leaked segment reaped by the service: ok")
