@@ -79,7 +79,7 @@ public final class AdviceServer implements Closeable {
     /** The configured limits. */
     public static Limits of(Config.Advice c) {
       return new Limits(MAX_LINE_BYTES, c.idleTimeout(), c.requestTimeout(), c.maxClients(), c.maxClientsPerUser(),
-          c.rootClients());
+          c.rootClients(), c.requestBurst(), c.requestsPerSecond());
     }
 
     /** The same limits with another request rate (a test's, smaller than the shipped one). */

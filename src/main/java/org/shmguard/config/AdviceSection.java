@@ -16,13 +16,15 @@ final class AdviceSection extends ConfigSection<Config.Advice> {
     key("rootClients", Types.integer(1, 1024));
     key("idleTimeout", Types.duration(Duration.ofMillis(100), Duration.ofMinutes(1)));
     key("requestTimeout", Types.duration(Duration.ofMillis(100), Duration.ofMinutes(1)));
+    key("requestBurst", Types.integer(1, 100_000));
+    key("requestsPerSecond", Types.integer(1, 100_000));
   }
 
   @Override
   Config.Advice read(Values v) {
     return new Config.Advice(v.get("enabled"), Path.of(v.<String>get("socket")), Path.of(v.<String>get("envFile")),
         v.get("defaultLocalRanks"), v.get("maxClients"), v.get("maxClientsPerUser"), v.get("rootClients"),
-        v.get("idleTimeout"), v.get("requestTimeout"));
+        v.get("idleTimeout"), v.get("requestTimeout"), v.get("requestBurst"), v.get("requestsPerSecond"));
   }
 
   /** The socket and the advice file are files root creates and replaces: one must not clobber the other. */

@@ -84,7 +84,8 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
    * whole request line within {@code requestTimeout}.
    */
   public record Advice(boolean enabled, Path socket, Path envFile, int defaultLocalRanks, int maxClients,
-      int maxClientsPerUser, int rootClients, Duration idleTimeout, Duration requestTimeout) {}
+      int maxClientsPerUser, int rootClients, Duration idleTimeout, Duration requestTimeout, int requestBurst,
+      int requestsPerSecond) {}
 
   /** Growing a tmpfs by remount (issue 4): off unless enabled. */
   public record Remount(boolean enabled, SizeSpec targetSize, SizeSpec maxSize, Duration cooldown) {
