@@ -133,8 +133,7 @@ public final class Daemon implements AutoCloseable {
     try {
       return new Daemon(worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()), paths, engine,
           planner);
-    } catch (org.quartz.SchedulerException | RuntimeException | LinkageError e) {
-      // LinkageError: Quartz needs java.beans (the java.desktop module), which a trimmed runtime may lack
+    } catch (RuntimeException | LinkageError e) {
       worker.stop();
       throw new IOException("cannot start the schedules: " + e, e);
     }
