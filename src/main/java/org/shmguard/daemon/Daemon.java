@@ -112,6 +112,7 @@ public final class Daemon implements AutoCloseable {
         }),
         poll, sink, notifier, d.settle(),
         planner, acts.apply(engine), passDeadline);
+    worker.exitPath(ExitReaps.on(paths));
     listeners.forEach(worker::addListener);
     if (state != HolderState.NONE) {
       worker.addListener(pass -> state.keep(pass.judgement().snapshot(), engine.history()));

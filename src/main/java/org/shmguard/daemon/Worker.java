@@ -76,6 +76,8 @@ final class Worker implements Runnable {
    */
   private final PassBudget budget = new PassBudget();
   private final PassThread passThread;
+  /** Reaps what a holder left as its pidfd fires, before the full pass its exit brings. */
+  private ExitReaps exitReaps = ExitReaps.NONE;
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
@@ -130,6 +132,11 @@ final class Worker implements Runnable {
       discovery.discover(auto, configured).mounts().forEach(m -> devs.add(m.dev()));
       return devs;
     };
+  }
+
+  /** The exit path (set before the worker runs). */
+  void exitPath(ExitReaps reaps) {
+    exitReaps = reaps;
   }
 
   /** Asks for work from another thread (the schedules, the socket); the worker does it on its own thread. */
@@ -266,14 +273,23 @@ final class Worker implements Runnable {
         due(now);
       }
     }
+    int[] exited = new int[holders[0].length];
+    int exitedCount = 0;
     for (int i = 0; i < holders[0].length; i++) {
       if (ready.get(i + 1)) {
         int pid = holders[0][i];
+        exited[exitedCount++] = pid;
         exits.exited(pid);
         zombies.putIfAbsent(pid, now);
         LOG.debug("holder {} exited", pid);
         dueOnExit(now - settleNanos); // a death needs no settling: reap what it left at once
       }
+    }
+    if (exitedCount > 0 && now >= eventsNotBefore) { // the exit path, within the events' pass budget
+      int[] pids = java.util.Arrays.copyOf(exited, exitedCount);
+      passThread.run(() -> exitReaps.reap(status.last(), engine.policy(), pids, engine.dryRun()), () -> stopping,
+          this::pingWatchdog);
+      budget.spent(System.nanoTime() - now, System.nanoTime());
     }
     for (Request r : takeRequests()) {
       switch (r) {
@@ -413,7 +429,7 @@ final class Worker implements Runnable {
       served.forEach(f -> f.completeExceptionally(new IllegalStateException("the daemon is stopping")));
       return;
     }
-    Engine.Pass pass = planned.pass();
+    Engine.Pass pass = exitReaps.merged(planned.pass()); // with what the exit path reaped since the last pass
     Plan plan = planned.plan();
     long took = pass.took().toNanos();
     Judgement j = pass.judgement();
