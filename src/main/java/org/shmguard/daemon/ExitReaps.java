@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HolderScanner;
 import org.shmguard.host.HostPaths;
@@ -29,9 +30,14 @@ import org.slf4j.LoggerFactory;
  * reading every fd table but no maps (each mapping of the file refuses the write lease, the last
  * check). Its cost does not grow with the mounts' files, only with the processes' fd tables.
  *
- * <p>What it reaped is reported with the next full pass (which every exit still brings): its
- * outcomes join that pass's ({@link #merged}), so the journal, the metrics and the status count
- * them as any reap. What it did not reap (skipped, or not on this path) the full pass judges again.
+ * <p>What it reaped is reported with the next full pass: its outcomes join that pass's
+ * ({@link #merged}), so the journal, the metrics and the status count them as any reap. Where it
+ * reaped everything the exited holders left, that pass waits until exits have been quiet for
+ * {@link #QUIET_NANOS} (at most {@link #MOST_DEFERRED_NANOS} after the first), so a crash of many
+ * ranks is reaped exit by exit instead of behind one full pass each; where it left something
+ * (skipped, or not decided on this path), the full pass runs at once and judges it again.
+ * Its own time is bounded as the event passes' is, by a {@link PassBudget} of its own: once spent,
+ * an exit waits for its full pass as before.
  */
 final class ExitReaps {
   private static final Logger LOG = LoggerFactory.getLogger(ExitReaps.class);
@@ -40,7 +46,14 @@ final class ExitReaps {
 
   private final Reaper reaper;
   private final ProcessExits exits;
+  /** How long exits must have been quiet before the full pass that reports what this path reaped. */
+  static final long QUIET_NANOS = 500_000_000L;
+  /** The longest that full pass waits after the first exit it reports. */
+  static final long MOST_DEFERRED_NANOS = 5_000_000_000L;
+
   private final List<ReapOutcome> pending = new ArrayList<>();
+  private final PassBudget budget = new PassBudget();
+  private long firstDeferred = -1;
 
   private ExitReaps(Reaper reaper, ProcessExits exits) {
     this.reaper = reaper;
@@ -51,47 +64,82 @@ final class ExitReaps {
     return new ExitReaps(new Reaper(HolderConfirmer.fdTables(new HolderScanner(paths)), paths), new ProcessExits(paths));
   }
 
+  /** Whether the exit path may run now: it has one, and its budget is not spent. */
+  synchronized boolean mayRun(long now) {
+    return reaper != null && budget.nextAt(now) <= now;
+  }
+
   /**
    * Reaps what {@code exited}'s processes left, judged from {@code last} (the last full pass);
    * nothing in a dry run (the full pass reports what it would reap). Runs on the pass thread.
+   *
+   * @return its outcomes, and whether it did all there was to do for these exits (every file they
+   *     held is reaped or still held by a live process), so the full pass may wait
    */
-  synchronized List<ReapOutcome> reap(Judgement last, ReapPolicy policy, int[] exited, boolean dryRun) {
+  synchronized Done reap(Judgement last, ReapPolicy policy, int[] exited, boolean dryRun) {
     if (reaper == null || last == null || dryRun || exited.length == 0) {
-      return List.of();
+      return new Done(List.of(), false);
     }
     long started = System.nanoTime();
-    List<Assessment> candidates = candidates(last, policy, exited);
-    if (candidates.isEmpty()) {
-      return List.of();
-    }
-    List<ReapOutcome> outcomes = reaper.carry(new Action.Reap(candidates, false));
+    List<Assessment> candidates = new ArrayList<>();
+    boolean left = candidates(last, policy, exited, candidates);
+    List<ReapOutcome> outcomes = candidates.isEmpty() ? List.of() : reaper.carry(new Action.Reap(candidates, false));
     for (ReapOutcome o : outcomes) {
       if (o.result() == ReapOutcome.Result.SKIPPED) {
+        left = true;
         LOG.debug("exit path: {} left to the full pass: {}", o.candidate().segment().displayName(), o.detail());
       } else {
         pending.add(o);
       }
     }
+    long end = System.nanoTime();
+    budget.spent(end - started, end);
     LOG.debug("exit path: {} candidates, {} reaped in {} us", candidates.size(),
-        outcomes.stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count(), (System.nanoTime() - started) / 1000);
-    return outcomes;
+        outcomes.stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count(), (end - started) / 1000);
+    return new Done(outcomes, !left);
   }
 
-  /** The files whose every holder in {@code last} has gone, among those {@code exited} held. */
-  private List<Assessment> candidates(Judgement last, ReapPolicy policy, int[] exited) {
+  /** What one run of the exit path did; {@code complete}: nothing left for the full pass to decide at once. */
+  record Done(List<ReapOutcome> outcomes, boolean complete) {}
+
+  /** When the full pass that reports this path's reaps is due, given an exit handled at {@code now}. */
+  synchronized long reportAt(long now) {
+    if (firstDeferred < 0) {
+      firstDeferred = now;
+    }
+    return Math.min(firstDeferred + MOST_DEFERRED_NANOS, now + QUIET_NANOS);
+  }
+
+  /**
+   * Adds to {@code found} the files whose every holder in {@code last} has gone, among those
+   * {@code exited} held; true if some file all of whose holders have gone is not decided here.
+   */
+  private boolean candidates(Judgement last, ReapPolicy policy, int[] exited, List<Assessment> found) {
     Map<Integer, Boolean> gone = new HashMap<>();
-    List<Assessment> found = new ArrayList<>();
+    Predicate<ProcessInfo> isGone = p -> gone.computeIfAbsent(p.pid(), pid -> exits.gone(p));
+    boolean undecided = false;
     for (Assessment a : last.segments()) {
       if (!heldByOneOf(a, exited)) {
         continue;
       }
-      Assessment leaked = ExitVerdict.leaked(a, last,
-          (ProcessInfo p) -> gone.computeIfAbsent(p.pid(), pid -> exits.gone(p)), policy);
+      Assessment leaked = ExitVerdict.leaked(a, last, isGone, policy);
       if (leaked != null) {
         found.add(leaked);
+      } else if (allGone(a, last, isGone)) {
+        undecided = true; // a family, a blocker, a name rule: the full pass decides it
       }
     }
-    return found;
+    return undecided;
+  }
+
+  private static boolean allGone(Assessment a, Judgement last, Predicate<ProcessInfo> gone) {
+    for (HolderRef h : a.holders()) {
+      ProcessInfo p = last.snapshot().processes().get(h.pid());
+      if (p == null || !gone.test(p)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static boolean heldByOneOf(Assessment a, int[] pids) {
@@ -107,6 +155,7 @@ final class ExitReaps {
 
   /** {@code pass} with what this path reaped since the last pass before its own outcomes. */
   synchronized Engine.Pass merged(Engine.Pass pass) {
+    firstDeferred = -1;
     if (pending.isEmpty()) {
       return pass;
     }

@@ -78,6 +78,8 @@ final class Worker implements Runnable {
   private final PassThread passThread;
   /** Reaps what a holder left as its pidfd fires, before the full pass its exit brings. */
   private ExitReaps exitReaps = ExitReaps.NONE;
+  /** When the full pass that reports what the exit path reaped is due; -1 for none. */
+  private long exitReportAt = -1;
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
@@ -269,7 +271,9 @@ final class Worker implements Runnable {
     long now = System.nanoTime();
     if (ready.get(0)) {
       MountWatches.Drained d = mounts.drain();
-      if (d.events() > 0) {
+      if (d.events() > 0 && exitReportAt >= 0) {
+        rediscover = true; // the exit path's own unlinks, or more: the full pass it has due sees them all
+      } else if (d.events() > 0) {
         due(now);
       }
     }
@@ -282,14 +286,17 @@ final class Worker implements Runnable {
         exits.exited(pid);
         zombies.putIfAbsent(pid, now);
         LOG.debug("holder {} exited", pid);
-        dueOnExit(now - settleNanos); // a death needs no settling: reap what it left at once
       }
     }
-    if (exitedCount > 0 && now >= eventsNotBefore) { // the exit path, within the events' pass budget
+    if (exitedCount > 0) { // the exit path first; the full pass at once only if it left something
       int[] pids = java.util.Arrays.copyOf(exited, exitedCount);
-      passThread.run(() -> exitReaps.reap(status.last(), engine.policy(), pids, engine.dryRun()), () -> stopping,
-          this::pingWatchdog);
-      budget.spent(System.nanoTime() - now, System.nanoTime());
+      ExitReaps.Done done = exitReaps.mayRun(now) ? passThread.run(() -> exitReaps.reap(status.last(), engine.policy(),
+          pids, engine.dryRun()), () -> stopping, this::pingWatchdog) : null;
+      if (done != null && done.complete()) {
+        exitReportAt = exitReaps.reportAt(System.nanoTime());
+      } else {
+        dueOnExit(now - settleNanos); // a death needs no settling: reap what it left at once
+      }
     }
     for (Request r : takeRequests()) {
       switch (r) {
@@ -313,7 +320,8 @@ final class Worker implements Runnable {
     boolean settled = pendingSince >= 0 && now - pendingSince >= settleNanos && (requested || now >= eventsNotBefore);
     boolean retry = retryAt >= 0 && now >= retryAt;
     boolean graceOver = graceEndsAt >= 0 && now >= Math.max(graceEndsAt, eventsNotBefore);
-    if (settled || retry || graceOver) {
+    boolean exitReport = exitReportAt >= 0 && now >= exitReportAt;
+    if (settled || retry || graceOver || exitReport) {
       passSafely();
     }
     pingWatchdog();
@@ -375,6 +383,9 @@ final class Worker implements Runnable {
     if (retryAt >= 0) {
       wait = Math.min(wait, retryAt - now);
     }
+    if (exitReportAt >= 0) {
+      wait = Math.min(wait, exitReportAt - now);
+    }
     if (graceEndsAt >= 0) {
       wait = Math.min(wait, Math.max(graceEndsAt, eventsNotBefore) - now);
     }
@@ -399,6 +410,7 @@ final class Worker implements Runnable {
   private void passSafely() {
     pendingSince = -1;
     retryAt = -1;
+    exitReportAt = -1;
     graceEndsAt = -1;
     requested = false;
     try {

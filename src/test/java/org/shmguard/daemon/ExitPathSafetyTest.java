@@ -16,7 +16,11 @@ import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.Verdict;
 import org.shmguard.remedy.ReapOutcome;
+import org.shmguard.alert.EventKind;
+import org.shmguard.systemd.ServiceNotifier;
+import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Holder;
+import org.shmguard.testing.RecordingSink;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
@@ -29,7 +33,8 @@ import org.shmguard.testing.TmpfsMount;
  * mount namespace, or a second holder still alive.
  */
 class ExitPathSafetyTest {
-  private static final String GRACE = "1h"; // only the holders' exits can make these files leaked
+  private static final String GRACE = "1h";
+  private static final java.time.Duration PATIENCE = java.time.Duration.ofSeconds(60); // only the holders' exits can make these files leaked
 
   /** Judges the file held by a holder, lets {@code gain} take hold of it, kills the holder, runs the exit path. */
   private static List<ReapOutcome> judgeGainKill(TmpfsMount shm, Path seg, Gain gain) throws Exception {
@@ -40,7 +45,7 @@ class ExitPathSafetyTest {
       assertThat(j.segments()).singleElement().satisfies(a -> assertThat(a.verdict()).isEqualTo(Verdict.HELD));
       try (AutoCloseable other = gain.take(seg)) {
         rank.kill();
-        List<ReapOutcome> done = ExitReaps.on(host).reap(j, engine.policy(), new int[] {rank.pid()}, false);
+        List<ReapOutcome> done = ExitReaps.on(host).reap(j, engine.policy(), new int[] {rank.pid()}, false).outcomes();
         assertThat(seg).as("a file something else holds").exists();
         assertThat(Files.readAllBytes(seg)).hasSize(4100);
         return done;
@@ -66,7 +71,7 @@ class ExitPathSafetyTest {
         j = engine.judge();
       }
 
-      List<ReapOutcome> done = ExitReaps.on(host).reap(j, engine.policy(), new int[] {pid}, false);
+      List<ReapOutcome> done = ExitReaps.on(host).reap(j, engine.policy(), new int[] {pid}, false).outcomes();
 
       assertThat(done).singleElement().satisfies(o -> {
         assertThat(o.result()).as(o.detail()).isEqualTo(ReapOutcome.Result.REAPED);
@@ -74,6 +79,31 @@ class ExitPathSafetyTest {
             .contains("each exit seen on its pidfd");
       });
       assertThat(seg).doesNotExist();
+    }
+  }
+
+  @Test
+  void theDaemonReapsAKilledHoldersFileOnTheExitPathAndReportsItWithTheNextPass() throws Exception {
+    RecordingSink sink = new RecordingSink();
+    try (TmpfsMount shm = TmpfsMount.create("size=16m,mode=1777");
+         Daemon daemon = Daemon.start(TestConfig.load(TestConfig.watching(shm.path(), GRACE)), HostPaths.system(), sink,
+             ServiceNotifier.none())) {
+      Path seg = shm.file("nccl-Exit08");
+      try (Holder rank = Holder.start("create-map:9637892", seg.toString())) {
+        daemon.sweepNow();
+        Eventually.until("the daemon watches the holder's exit", PATIENCE, () -> daemon.status().watchedHolders() == 1);
+        rank.kill();
+
+        long killedAt = System.nanoTime();
+        RecordingSink.Received reaped = sink.awaitSegment(EventKind.SEGMENT_REAPED, "nccl-Exit08", PATIENCE);
+        System.out.printf("SIGKILL -> reaped alert %.1f ms: %s%n", (reaped.nanoTime() - killedAt) / 1e6,
+            reaped.alert().field("SHM_REASON"));
+
+        assertThat(seg).doesNotExist();
+        assertThat(reaped.alert().field("SHM_REASON")).contains("every process that held it has exited")
+            .contains("each exit seen on its pidfd");
+        assertThat(daemon.status().reaped()).isEqualTo(1);
+      }
     }
   }
 
@@ -163,7 +193,7 @@ class ExitPathSafetyTest {
         Judgement j = engine.judge();
         rank.kill();
 
-        assertThat(ExitReaps.on(host).reap(j, engine.policy(), new int[] {rank.pid()}, false)).isEmpty();
+        assertThat(ExitReaps.on(host).reap(j, engine.policy(), new int[] {rank.pid()}, false).outcomes()).isEmpty();
         assertThat(seg).exists();
       }
     }
