@@ -36,8 +36,8 @@ import org.slf4j.LoggerFactory;
  * {@link #QUIET_NANOS} (at most {@link #MOST_DEFERRED_NANOS} after the first), so a crash of many
  * ranks is reaped exit by exit instead of behind one full pass each; where it left something
  * (skipped, or not decided on this path), the full pass runs at once and judges it again.
- * Its own time is bounded as the event passes' is, by a {@link PassBudget} of its own: once spent,
- * an exit waits for its full pass as before.
+ * Its own CPU time is bounded by the event passes' rule, a {@link PassBudget} of its own: once
+ * spent, an exit waits for its full pass as before.
  */
 final class ExitReaps {
   private static final Logger LOG = LoggerFactory.getLogger(ExitReaps.class);
@@ -81,6 +81,7 @@ final class ExitReaps {
       return new Done(List.of(), false);
     }
     long started = System.nanoTime();
+    long cpuStarted = threadCpuNanos();
     List<Assessment> candidates = new ArrayList<>();
     boolean left = candidates(last, policy, exited, candidates);
     List<ReapOutcome> outcomes = candidates.isEmpty() ? List.of() : reaper.carry(new Action.Reap(candidates, false));
@@ -93,7 +94,9 @@ final class ExitReaps {
       }
     }
     long end = System.nanoTime();
-    budget.spent(end - started, end);
+    // CPU time, not wall time: on a loaded host the wall time is mostly waiting for a CPU, which
+    // costs the host nothing, and would spend the budget in the middle of a crash of many ranks.
+    budget.spent(cpuStarted < 0 ? end - started : threadCpuNanos() - cpuStarted, end);
     LOG.debug("exit path: {} candidates, {} reaped in {} us", candidates.size(),
         outcomes.stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count(), (end - started) / 1000);
     return new Done(outcomes, !left);
@@ -101,6 +104,16 @@ final class ExitReaps {
 
   /** What one run of the exit path did; {@code complete}: nothing left for the full pass to decide at once. */
   record Done(List<ReapOutcome> outcomes, boolean complete) {}
+
+  /** This thread's CPU time in nanoseconds, or -1 where the JVM cannot say. */
+  private static long threadCpuNanos() {
+    try {
+      var threads = java.lang.management.ManagementFactory.getThreadMXBean();
+      return threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
+    } catch (LinkageError noManagement) { // a trimmed runtime without java.management: wall time
+      return -1;
+    }
+  }
 
   /** When the full pass that reports this path's reaps is due, given an exit handled at {@code now}. */
   synchronized long reportAt(long now) {
