@@ -166,6 +166,18 @@ final class ExitReaps {
     return false;
   }
 
+  /**
+   * At a stop before the pass that would have reported them: each reap this path made, with its
+   * evidence, in the log, so that no unlink goes unexplained.
+   */
+  synchronized void logUnreported() {
+    for (ReapOutcome o : pending) {
+      LOG.info("reaped on a holder's exit, not yet reported when the daemon stopped: {} ({}): {}",
+          o.candidate().segment().displayName(), o.result().label(), o.candidate().reason());
+    }
+    pending.clear();
+  }
+
   /** {@code pass} with what this path reaped since the last pass before its own outcomes. */
   synchronized Engine.Pass merged(Engine.Pass pass) {
     firstDeferred = -1;

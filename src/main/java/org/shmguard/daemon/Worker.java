@@ -241,6 +241,7 @@ final class Worker implements Runnable {
       LOG.error("shmguard stopping on an error; {}", doneSoFar());
     } finally {
       passThread.close();
+      exitReaps.logUnreported();
       failWaiters(new IllegalStateException("the daemon is stopping"));
       synchronized (requests) {
         if (reconfiguration != null) {
