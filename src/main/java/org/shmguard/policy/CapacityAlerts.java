@@ -1,5 +1,6 @@
 package org.shmguard.policy;
 
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -9,6 +10,7 @@ import org.shmguard.alert.Alert;
 import org.shmguard.alert.EventKind;
 import org.shmguard.model.FileKey;
 import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 
 /**
@@ -20,6 +22,7 @@ final class CapacityAlerts {
   private int topHolders;
   private CapacityWatch watch;
   private Set<FileKey> reportedFailures = new HashSet<>();
+  private List<ShmMount> freshFailures = List.of();
 
   CapacityAlerts(CapacityPolicy policy, int topHolders) {
     this.watch = CapacityWatch.start(policy);
@@ -47,11 +50,15 @@ final class CapacityAlerts {
               c.from().label(), c.to().label())));
     }
     Set<FileKey> failures = new HashSet<>();
+    List<ShmMount> fresh = new ArrayList<>();
     for (AllocationFailures.Failure f : AllocationFailures.find(j)) {
       Assessment a = f.assessment();
       FileKey key = a.segment().key();
       failures.add(key);
       if (!reportedFailures.contains(key)) {
+        if (a.mount() != null && fresh.stream().noneMatch(m -> m.dev().equals(a.mount().dev()))) {
+          fresh.add(a.mount());
+        }
         var u = a.mount() == null ? null : a.mount().usage();
         sink.accept(SegmentAlert.of(EventKind.ALLOCATION_FAILED, "failed NCCL allocation:", a, f.explanation())
             .with("SHM_FREE_BYTES", u == null ? null : u.freeBytes())
@@ -59,7 +66,13 @@ final class CapacityAlerts {
       }
     }
     reportedFailures = failures;
+    freshFailures = List.copyOf(fresh);
     return step.changes();
+  }
+
+  /** The mounts where the last {@link #report} raised a failed NCCL allocation, each once. */
+  List<ShmMount> failedAllocations() {
+    return freshFailures;
   }
 
   CapacityLevel level(org.shmguard.model.Dev dev) {

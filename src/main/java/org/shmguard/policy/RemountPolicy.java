@@ -3,6 +3,8 @@ package org.shmguard.policy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import org.shmguard.alert.Alert;
+import org.shmguard.alert.EventKind;
 
 /**
  * Whether to grow a tmpfs, and to what size: off unless enabled, grow only, never below what is
@@ -17,6 +19,8 @@ import java.util.Objects;
 public record RemountPolicy(boolean enabled, SizeSpec target, SizeSpec max, Duration cooldown) {
   /** tmpfs sizes are whole pages; sizes are rounded down to this so the cap holds. */
   public static final long PAGE = 4096;
+  /** Why nothing is grown while remounting is off: in the refusal, and in the events that would have grown a mount. */
+  public static final String OFF = "remounting is off (remount.enabled: false)";
 
   public RemountPolicy {
     Objects.requireNonNull(target, "target");
@@ -32,6 +36,19 @@ public record RemountPolicy(boolean enabled, SizeSpec target, SizeSpec max, Dura
     return enabled && change.to() == CapacityLevel.CRITICAL && change.from() != CapacityLevel.CRITICAL;
   }
 
+  /**
+   * {@code a} as it goes out: while remounting is off, an event that would have grown its mount (it
+   * became critical, or an NCCL allocation failed there) says it was not grown and why, in its
+   * message and in SHM_REMOUNT; any other event, or any while remounting is on, unchanged.
+   */
+  public Alert noteOn(Alert a) {
+    boolean wouldGrow = a.kind() == EventKind.ALLOCATION_FAILED || a.kind() == EventKind.CAPACITY_CRITICAL;
+    if (enabled || !wouldGrow) {
+      return a;
+    }
+    return new Alert(a.kind(), a.message() + "; not grown: " + OFF, a.fields(), a.priority()).with("SHM_REMOUNT", OFF);
+  }
+
   /** Grow from {@code fromBytes} to {@code toBytes}, or not, and why in words. */
   public record Decision(boolean grow, long fromBytes, long toBytes, String reason) {}
 
@@ -41,7 +58,7 @@ public record RemountPolicy(boolean enabled, SizeSpec target, SizeSpec max, Dura
    */
   public Decision decide(long sizeBytes, long usedBytes, Long requested, long ramBytes, Instant lastRemount, Instant now) {
     if (!enabled) {
-      return new Decision(false, sizeBytes, sizeBytes, "remounting is off (remount.enabled: false)");
+      return new Decision(false, sizeBytes, sizeBytes, OFF);
     }
     if (lastRemount != null && now.isBefore(lastRemount.plus(cooldown))) {
       return new Decision(false, sizeBytes, sizeBytes, "it was remounted " + Durations.human(Duration.between(lastRemount, now))
