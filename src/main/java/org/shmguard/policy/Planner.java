@@ -80,8 +80,9 @@ public final class Planner {
         actions.add(new Action.Remount(c.report().mount(), CRITICAL_TRIGGER));
       }
     }
+    // A mount shmguard only reports is never grown: a user's own 0-byte nccl-* files there plan nothing.
     for (ShmMount m : capacity.failedAllocations()) {
-      if (remount.enabled() && growing.add(m.dev())) {
+      if (remount.enabled() && m.mayAct() && growing.add(m.dev())) {
         actions.add(new Action.Remount(m, FAILED_ALLOCATION_TRIGGER));
       }
     }

@@ -128,6 +128,20 @@ class PlannerTest {
   }
 
   @Test
+  void aFailedAllocationInAMountShmguardOnlyReportsPlansNoRemount() {
+    Planner planner = new Planner(REAP, REMOUNT_ON, CAPACITY, 3);
+    ShmMount users = new ShmMount(DEV, "/proc/4242/root/dev/shm", "/dev/shm", MountOrigin.NAMESPACE, "rw", null, List.of(4242),
+        null, new ShmMount.Usage(SIZE, SIZE / 2, SIZE / 2, 1000, 990), 0, null, "an ordinary user's namespace owns it", 65534L);
+    Snapshot snap = new Snapshot(NOW, List.of(users), List.of(failedCreation("nccl-Zero01")), HolderIndex.empty(), new BitSet(),
+        Map.of(), List.of(), List.of(), true, 0);
+
+    Plan p = planner.next(Judge.judge(snap, HolderHistory.empty(), REAP), false);
+
+    assertThat(raised(p)).containsExactly(EventKind.ALLOCATION_FAILED);
+    assertThat(remounts(p)).isEmpty();
+  }
+
+  @Test
   void aMountThatBecomesCriticalWithAFailedAllocationIsGrownOnce() {
     Planner planner = new Planner(REAP, REMOUNT_ON, CAPACITY, 3);
     Plan p = planner.next(judgement(99, List.of(failedCreation("nccl-Zero01"))), false);
