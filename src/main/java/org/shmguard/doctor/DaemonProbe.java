@@ -29,10 +29,15 @@ public interface DaemonProbe {
    */
   record Status(String socket, boolean socketExists, boolean accepts, String error, Integer pid, boolean pidAlive) {}
 
-  /** Probes the socket and pid file under {@code paths}. */
+  /** Probes the default socket and the pid file under {@code paths}. */
   static DaemonProbe at(HostPaths paths) {
+    return at(paths, SOCKET);
+  }
+
+  /** Probes {@code socketPath} (advice.socket of the configuration) and the pid file under {@code paths}. */
+  static DaemonProbe at(HostPaths paths, String socketPath) {
     return () -> {
-      Path socket = Path.of(paths.resolve(SOCKET));
+      Path socket = Path.of(paths.resolve(socketPath));
       boolean exists = Files.exists(socket);
       boolean accepts = false;
       String error = null;

@@ -41,7 +41,8 @@ public final class Doctor {
   public static DoctorContext observe(Config config, HostPaths paths, Integer ranks, NcclVersion nccl, AdviceSource advice) {
     Judgement j = Engine.create(config, paths, Clock.systemUTC()).judge();
     return new DoctorContext(paths, j, GpuHost.read(paths), NamespaceDevices.Lookup.from(paths), ranks,
-        nccl == null ? DoctorContext.NEWEST_KNOWN : nccl, nccl != null, GpuMemoryReader.nvml(), DaemonProbe.at(paths), advice);
+        nccl == null ? DoctorContext.NEWEST_KNOWN : nccl, nccl != null, GpuMemoryReader.nvml(),
+        DaemonProbe.at(paths, config.advice().socket().toString()), advice);
   }
 
   public DoctorReport examine(DoctorContext ctx) {

@@ -89,10 +89,11 @@ class ContainerSeed000Test {
 
     // 1. The doctor, run on the host as root (where shmguard is installed; the job image has no JRE).
     CliRun doctor = CliRun.of("doctor", "--nccl-version", "2.21.5", "-c", config.toString());
+    System.out.println("shmguard doctor on the host:\n" + doctor.out());
     assertThat(doctor.status()).as(doctor.out() + doctor.err()).isEqualTo(1);
     assertThat(doctor.out()).contains(label + ":/dev/shm is 64.0M; 4 NCCL ranks need at least 73.6M for the SHM"
         + " transport alone").contains("the container sees 4 GPU(s): /dev/nvidia0, /dev/nvidia1, /dev/nvidia2, /dev/nvidia3")
-        .contains("podman run --shm-size=1g");
+        .contains("podman run --shm-size=1g").doesNotContain("[daemon-not-running]");
 
     // 2. The advice socket, asked from inside by an ordinary user, answers for the container's own mount.
     inside("fallocate", "-l", "8M", "/dev/shm/model-weights");
@@ -103,6 +104,7 @@ class ContainerSeed000Test {
           "--nccl-version", "2.21.5").out().lines().toList());
       return advice.contains("SHMGUARD_FREE_BYTES=" + 56 * MIB);
     });
+    System.out.println("shmguard_client.py advise in the container:\n" + String.join("\n", advice));
     assertThat(advice).contains("NCCL_SHM_DISABLE=1", "SHMGUARD_ADVICE=shm-disable", "SHMGUARD_MOUNT=" + label + ":/dev/shm",
         "SHMGUARD_DEV=" + shmDev, "SHMGUARD_SIZE_BYTES=" + 64 * MIB, "SHMGUARD_LOCAL_RANKS=4");
     Cmd.Result launch = asUser("shmguard-launch", "--local-ranks", "4", "--nccl-version", "2.21.5", "--", "sh", "-c",
@@ -118,6 +120,8 @@ class ContainerSeed000Test {
     assertThat(first.out()).contains("failed to extend /dev/shm/nccl-").contains("No space left on device");
     Eventually.until("the container's /dev/shm grown to 160 MiB", Duration.ofSeconds(60),
         () -> inside("df", "-B1", "--output=size", "/dev/shm").contains(Long.toString(CAP)));
+    System.out.println("the job's first start:\n" + first.out() + "df /dev/shm in the container after the remount:\n"
+        + inside("df", "-h", "/dev/shm"));
     Cmd.Result second = inside2("python3", "/usr/local/bin/nccl_ranks.py");
     assertThat(second.status()).as(second.out() + second.err()).isZero();
     assertThat(second.out()).contains("job ran: 4 ranks made their NCCL segments");
