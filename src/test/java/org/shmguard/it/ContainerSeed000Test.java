@@ -18,6 +18,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.shmguard.systemd.Journald;
 import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Cmd;
@@ -40,6 +42,9 @@ class ContainerSeed000Test {
   private static final long MIB = 1L << 20;
   /** remount.targetSize; remount.maxSize is 192M. */
   private static final long CAP = 160 * MIB;
+
+  private static final String HOST_MOUNTED = "--shm-size=64m";
+  private static final String IN_CONTAINER_ONLY = "--ipc=none --mount type=tmpfs,destination=/dev/shm,tmpfs-size=64m,tmpfs-mode=1777";
 
   private Path work;
   private Path config;
@@ -77,9 +82,18 @@ class ContainerSeed000Test {
     }
   }
 
-  @Test
-  void theDoctorNamesTheShortfallTheSocketAnswersForTheContainersOwn64MbAndRemountGrowsItUpToTheCap() throws Exception {
-    start(true);
+  /**
+   * Both ways a container gets its own 64 MB /dev/shm: {@code --shm-size=64m}, where podman (as
+   * Docker) mounts the tmpfs on the host under its storage (.../userdata/shm) and binds it in; and
+   * a tmpfs mount of the container's spec ({@code --ipc=none --mount type=tmpfs,...}), which runc
+   * mounts in the container's mount namespace only, where shmguard reaches it through
+   * /proc/PID/root/dev/shm.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {HOST_MOUNTED, IN_CONTAINER_ONLY})
+  void theDoctorNamesTheShortfallTheSocketAnswersForTheContainersOwn64MbAndRemountGrowsItUpToTheCap(String shm)
+      throws Exception {
+    start(true, shm);
     String shmDev = inside("python3", "-I", "-S", "-c",
         "import os; d = os.stat('/dev/shm').st_dev; print('%d:%d' % (os.major(d), os.minor(d)))").strip();
     String hostDev = Cmd.run("mountpoint", "-d", "/dev/shm").strip();
@@ -94,6 +108,9 @@ class ContainerSeed000Test {
     assertThat(doctor.out()).contains(label + ":/dev/shm is 64.0M; 4 NCCL ranks need at least 73.6M for the SHM"
         + " transport alone").contains("the container sees 4 GPU(s): /dev/nvidia0, /dev/nvidia1, /dev/nvidia2, /dev/nvidia3")
         .contains("podman run --shm-size=1g").doesNotContain("[daemon-not-running]");
+    assertThat(doctor.out()).containsPattern(shm.equals(HOST_MOUNTED)
+        ? "for the running container, until it restarts: mount -o remount,size=1G /\\S+/overlay-containers/\\w+/userdata/shm\n"
+        : "for the running container, until it restarts: nsenter -t [0-9]+ -m mount -o remount,size=1G /dev/shm\n");
 
     // 2. The advice socket, asked from inside by an ordinary user, answers for the container's own mount.
     inside("fallocate", "-l", "8M", "/dev/shm/model-weights");
@@ -114,6 +131,8 @@ class ContainerSeed000Test {
     assertThat(launch.err()).isEqualTo("shmguard-launch: set NCCL_SHM_DISABLE=1 [advice: shm-disable]: needs 28.0 MiB of "
         + label + ":/dev/shm, 56.0 MiB free (--verbose: why)\n");
 
+    String optionsBefore = inside("findmnt", "-n", "-o", "OPTIONS", "/dev/shm");
+    assertThat(optionsBefore).contains("nosuid", "nodev", "size=65536k");
     // 3. The job's first start fails for room; the daemon grows the container's tmpfs to the cap; the second start runs.
     Cmd.Result first = inside2("python3", "/usr/local/bin/nccl_ranks.py");
     assertThat(first.status()).as(first.out() + first.err()).isEqualTo(1);
@@ -132,7 +151,8 @@ class ContainerSeed000Test {
     assertThat(e.get("SHM_MOUNT").asText()).isEqualTo(label + ":/dev/shm");
     assertThat(e.get("SHM_SIZE_BEFORE").asText()).isEqualTo(Long.toString(64 * MIB));
     assertThat(e.get("SHM_SIZE_AFTER").asText()).isEqualTo(Long.toString(CAP));
-    assertThat(inside("findmnt", "-n", "-o", "OPTIONS", "/dev/shm")).contains("nosuid", "nodev", "noexec", "size=163840k");
+    assertThat(inside("findmnt", "-n", "-o", "OPTIONS", "/dev/shm")).as("only the size changed")
+        .isEqualTo(optionsBefore.replace("size=65536k", "size=163840k"));
     assertThat(Cmd.run("mountpoint", "-d", "/dev/shm").strip()).isEqualTo(hostDev);
     assertThat(Cmd.run("df", "-B1", "--output=size", "/dev/shm")).as("the host's /dev/shm keeps its size")
         .contains(Long.toString(64 * MIB));
@@ -140,7 +160,7 @@ class ContainerSeed000Test {
 
   @Test
   void withRemountOffTheContainersShmStaysAt64MbAndTheJournalSaysWhy() throws Exception {
-    start(false);
+    start(false, HOST_MOUNTED);
     String label = "podman:" + inside("cat", "/etc/hostname").strip();
 
     Cmd.Result first = inside2("python3", "/usr/local/bin/nccl_ranks.py");
@@ -157,7 +177,7 @@ class ContainerSeed000Test {
   }
 
   /** Journald, the daemon on the host, and the container with the daemon's socket directory bound in read-only. */
-  private void start(boolean remount) throws Exception {
+  private void start(boolean remount, String shm) throws Exception {
     Path sockDir = dir("run-shmguard", "rwxr-xr-x");
     Path bin = dir("bin", "rwxr-xr-x");
     copy(Path.of("packaging/bin/shmguard-launch"), bin.resolve("shmguard-launch"));
@@ -177,8 +197,9 @@ class ContainerSeed000Test {
         () -> Files.exists(sockDir.resolve("advice.sock")));
 
     podman = Podman.onRoot(ROOT);
-    List<String> options = new ArrayList<>(List.of("--name", name, "--shm-size=64m", "-e", "NVIDIA_VISIBLE_DEVICES=0,1,2,3",
+    List<String> options = new ArrayList<>(List.of("--name", name, "-e", "NVIDIA_VISIBLE_DEVICES=0,1,2,3",
         "-v", sockDir + ":/run/shmguard:ro", "-v", bin + ":/usr/local/bin:ro"));
+    options.addAll(List.of(shm.split(" ")));
     for (int gpu = 0; gpu < 4; gpu++) {
       options.addAll(List.of("--device", "/dev/null:/dev/nvidia" + gpu));
     }
