@@ -39,6 +39,7 @@ import org.shmguard.testing.TestConfig;
  */
 class ContainerSeed000Test {
   private static final Path ROOT = Path.of("/var/cache/shmguard/bookworm-python-root");
+  private static final Path JRE_ROOT = Path.of("/var/cache/shmguard/bookworm-jre-root");
   private static final long MIB = 1L << 20;
   /** remount.targetSize; remount.maxSize is 192M. */
   private static final long CAP = 160 * MIB;
@@ -174,6 +175,32 @@ class ContainerSeed000Test {
     assertThat(failed.get("SHM_REMOUNT").asText()).isEqualTo("remounting is off (remount.enabled: false)");
     assertThat(Journald.entries("SHMGUARD_EVENT", "remount_grown")).isEmpty();
     assertThat(inside("df", "-B1", "--output=size", "/dev/shm")).contains(Long.toString(64 * MIB));
+  }
+
+  /**
+   * The doctor as a user inside the container would run it, where the image has a JRE and
+   * shmguard's classes (the cached Debian root with default-jre-headless; the build's class path
+   * bound in read-only at the same paths): it sees no GPU driver here and is told the job's 4 ranks.
+   */
+  @Test
+  void theDoctorRunInsideTheContainerTellsItToBeRecreatedWithALargerShmSize() throws Exception {
+    assumeTrue(Files.isExecutable(JRE_ROOT.resolve("usr/bin/java")), JRE_ROOT + " is made by ContainerImageTest");
+    podman = Podman.onRoot(JRE_ROOT);
+    List<String> options = new ArrayList<>(List.of("--name", name, "--shm-size=64m"));
+    for (String dir : List.of(System.getProperty("user.dir") + "/target", System.getProperty("user.home") + "/.m2")) {
+      options.addAll(List.of("-v", dir + ":" + dir + ":ro"));
+    }
+    podman.run(options, "sleep", "600");
+    Eventually.until("the container running", Duration.ofSeconds(60), () -> podman.exec(name, List.of(), "true").status() == 0);
+
+    Cmd.Result doctor = inside2("java", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+        "org.shmguard.cli.Main", "doctor", "--ranks", "4", "--nccl-version", "2.21.5");
+    System.out.println("shmguard doctor in the container:\n" + doctor.out());
+
+    assertThat(doctor.status()).as(doctor.out() + doctor.err()).isEqualTo(1);
+    assertThat(doctor.out()).contains("[shm-too-small] /dev/shm is 64.0M; 4 NCCL ranks need at least 73.6M for the SHM"
+        + " transport alone").contains("fix: this /dev/shm is this podman container's own: recreate the container with more"
+        + " shared memory: podman run --shm-size=1g ...").doesNotContain("/etc/fstab").doesNotContain("remount,size=");
   }
 
   /** Journald, the daemon on the host, and the container with the daemon's socket directory bound in read-only. */
