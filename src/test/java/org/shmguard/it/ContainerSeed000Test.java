@@ -132,6 +132,10 @@ class ContainerSeed000Test {
     assertThat(launch.err()).isEqualTo("shmguard-launch: set NCCL_SHM_DISABLE=1 [advice: shm-disable]: needs 28.0 MiB of "
         + label + ":/dev/shm, 56.0 MiB free (--verbose: why)\n");
 
+    // Without the 8 MiB file, the first start fails at 86% used (6 of its 8 receive segments fit), below
+    // capacity.critical: only the failed allocation tells the daemon the job needed more. (With it, the
+    // job's own segments pass 95% before the 7th fails, and the daemon may grow the mount in time.)
+    inside("rm", "/dev/shm/model-weights");
     String optionsBefore = inside("findmnt", "-n", "-o", "OPTIONS", "/dev/shm");
     assertThat(optionsBefore).contains("nosuid", "nodev", "size=65536k");
     // 3. The job's first start fails for room; the daemon grows the container's tmpfs to the cap; the second start runs.
