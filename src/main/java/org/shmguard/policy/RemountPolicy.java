@@ -5,6 +5,9 @@ import java.time.Instant;
 import java.util.Objects;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.EventKind;
+import org.shmguard.text.Bytes;
+import org.shmguard.text.Durations;
+import org.shmguard.text.SizeSpec;
 
 /**
  * Whether to grow a tmpfs, and to what size: off unless enabled, grow only, never below what is
