@@ -108,7 +108,8 @@ class ContainerSeed000Test {
     assertThat(doctor.status()).as(doctor.out() + doctor.err()).isEqualTo(1);
     assertThat(doctor.out()).contains(label + ":/dev/shm is 64.0M; 4 NCCL ranks need at least 73.6M for the SHM"
         + " transport alone").contains("the container sees 4 GPU(s): /dev/nvidia0, /dev/nvidia1, /dev/nvidia2, /dev/nvidia3")
-        .contains("podman run --shm-size=1g").doesNotContain("[daemon-not-running]");
+        .contains("podman run --shm-size=1g").doesNotContain("[daemon-not-running]")
+        .contains(label + ":/dev/shm: NCCL_SHM_DISABLE=1  (4 local ranks of NCCL 2.21.5 need 83.2 MiB in /dev/shm");
     assertThat(doctor.out()).containsPattern(shm.equals(HOST_MOUNTED)
         ? "for the running container, until it restarts: mount -o remount,size=1G /\\S+/overlay-containers/\\w+/userdata/shm\n"
         : "for the running container, until it restarts: nsenter -t [0-9]+ -m mount -o remount,size=1G /dev/shm\n");
