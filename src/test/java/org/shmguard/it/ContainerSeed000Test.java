@@ -44,6 +44,8 @@ class ContainerSeed000Test {
   /** remount.targetSize; remount.maxSize is 192M. */
   private static final long CAP = 160 * MIB;
 
+  /** systemd/shmguard.service's CapabilityBoundingSet. */
+  private static final String UNIT_CAPS = "+sys_ptrace,+dac_read_search,+dac_override,+fowner,+lease,+sys_admin";
   private static final String HOST_MOUNTED = "--shm-size=64m";
   private static final String IN_CONTAINER_ONLY = "--ipc=none --mount type=tmpfs,destination=/dev/shm,tmpfs-size=64m,tmpfs-mode=1777";
 
@@ -222,11 +224,15 @@ class ContainerSeed000Test {
         + "advice:\n  socket: " + sockDir.resolve("advice.sock") + "\n  envFile: " + work.resolve("advice.env") + "\n"
         + "remount:\n  enabled: " + remount + "\n  targetSize: 160M\n  maxSize: 192M\n  cooldown: 1h\n");
     journald = Journald.start();
-    daemon = new ProcessBuilder(Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-        "org.shmguard.cli.Main", "daemon", "-c", config.toString())
+    // As the shipped unit runs it: its capability bounding set, no new privileges, UMask=0077.
+    daemon = new ProcessBuilder("sh", "-c", "umask 0077; exec \"$@\"", "sh", "setpriv", "--no-new-privs", "--inh-caps", "-all",
+        "--bounding-set", "-all," + UNIT_CAPS, Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp",
+        System.getProperty("java.class.path"), "org.shmguard.cli.Main", "daemon", "-c", config.toString())
         .redirectErrorStream(true).redirectOutput(work.resolve("daemon.log").toFile()).start();
     Eventually.until(() -> "the daemon's socket; its log: " + log(), Duration.ofSeconds(60),
         () -> Files.exists(sockDir.resolve("advice.sock")));
+    assertThat(Files.readString(Path.of("/proc", Long.toString(daemon.pid()), "status"))).as("the unit's bounding set")
+        .contains("CapBnd:\t000000001028000e").contains("CapEff:\t000000001028000e");
 
     podman = Podman.onRoot(ROOT);
     List<String> options = new ArrayList<>(List.of("--name", name, "-e", "NVIDIA_VISIBLE_DEVICES=0,1,2,3",
