@@ -143,6 +143,7 @@ class ContainerSeed000Test {
     assertThat(optionsBefore).contains("nosuid", "nodev", "size=65536k");
     // 3. The job's first start fails for room; the daemon grows the container's tmpfs to the cap; the second start runs.
     Cmd.Result first = inside2("python3", "/usr/local/bin/nccl_ranks.py");
+    long failedAt = System.currentTimeMillis();
     assertThat(first.status()).as(first.out() + first.err()).isEqualTo(1);
     assertThat(first.out()).contains("failed to extend /dev/shm/nccl-").contains("No space left on device");
     Eventually.until("the container's /dev/shm grown to 160 MiB", Duration.ofSeconds(60),
@@ -156,6 +157,8 @@ class ContainerSeed000Test {
     List<JsonNode> grown = Journald.entries("SHMGUARD_EVENT", "remount_grown");
     assertThat(grown).hasSize(1);
     JsonNode e = grown.get(0);
+    System.out.printf("remount_grown %d ms after podman exec returned the job's failure%n",
+        e.get("__REALTIME_TIMESTAMP").asLong() / 1000 - failedAt);
     assertThat(e.get("SHM_MOUNT").asText()).isEqualTo(label + ":/dev/shm");
     assertThat(e.get("SHM_SIZE_BEFORE").asText()).isEqualTo(Long.toString(64 * MIB));
     assertThat(e.get("SHM_SIZE_AFTER").asText()).isEqualTo(Long.toString(CAP));
