@@ -41,6 +41,7 @@ final class PassGauges implements MultiCollector {
     gauge(g, "shmguard_mount_files", "Regular files in the mount's root, whatever their names.");
     gauge(g, "shmguard_mount_file_bytes", "Allocated bytes of the regular files in the mount's root.");
     gauge(g, "shmguard_mount_unexamined_files", "Files with reapable names beyond reap.examineLimit: later passes reach them.");
+    gauge(g, "shmguard_mount_workload_info", "1 for each mount of a pod or container found where its runtime mounted it: its pod's namespace, name and uid, or its container's id and name.");
     gauge(g, "shmguard_segment_bytes", "Allocated bytes of the files in the mount's root by verdict and guessed kind.");
     if (j == null) {
       g.values().forEach(b -> out.add(b.build()));
@@ -56,6 +57,9 @@ final class PassGauges implements MultiCollector {
         point(g, "shmguard_mount_used_ratio", labels, m.usage().usedFraction());
       }
       point(g, "shmguard_mount_hidden_bytes", labels, r.hiddenBytes());
+      if (m.workload() != null) {
+        point(g, "shmguard_mount_workload_info", workloadLabels(labels, m.workload()), 1);
+      }
       MountContents c = j.snapshot().contents(m.dev());
       if (c != null) {
         point(g, "shmguard_mount_files", labels, c.files());
@@ -83,6 +87,17 @@ final class PassGauges implements MultiCollector {
     MountLabels l = MountLabels.of(m);
     return Labels.of("mount", l.mount(), "container", l.container(), "pod", l.pod(), "scope", l.scope(),
         "owner_uid", l.ownerUid(), "dev", m == null ? "" : m.dev().toString());
+  }
+
+  /** The mount's labels and who it belongs to: one series per mount, so no more series than the mount's own. */
+  private static Labels workloadLabels(Labels mount, org.shmguard.model.Workload w) {
+    return mount.add("runtime", w.runtime()).add("pod_namespace", orEmpty(w.podNamespace()))
+        .add("pod_name", orEmpty(w.podName())).add("pod_uid", orEmpty(w.podUid())).add("volume", orEmpty(w.volume()))
+        .add("container_id", orEmpty(w.containerId())).add("container_name", orEmpty(w.containerName()));
+  }
+
+  private static String orEmpty(String s) {
+    return s == null ? "" : s;
   }
 
   private static void gauge(Map<String, GaugeSnapshot.Builder> g, String name, String help) {
