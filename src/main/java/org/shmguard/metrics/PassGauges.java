@@ -3,7 +3,9 @@ package org.shmguard.metrics;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.InfoSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,12 +43,13 @@ final class PassGauges implements MultiCollector {
     gauge(g, "shmguard_mount_files", "Regular files in the mount's root, whatever their names.");
     gauge(g, "shmguard_mount_file_bytes", "Allocated bytes of the regular files in the mount's root.");
     gauge(g, "shmguard_mount_unexamined_files", "Files with reapable names beyond reap.examineLimit: later passes reach them.");
-    gauge(g, "shmguard_mount_workload_info", "1 for each mount of a pod or container found where its runtime mounted it: its pod's namespace, name and uid, or its container's id and name.");
     gauge(g, "shmguard_segment_bytes", "Allocated bytes of the files in the mount's root by verdict and guessed kind.");
     if (j == null) {
       g.values().forEach(b -> out.add(b.build()));
       return new MetricSnapshots(new ArrayList<>(out));
     }
+    InfoSnapshot.Builder workloads = InfoSnapshot.builder().name("shmguard_mount_workload")
+        .help("Who a mount belongs to, where its runtime mounted it on the host: its pod's namespace, name and uid, or its container's id and name.");
     for (MountReport r : j.mounts()) {
       ShmMount m = r.mount();
       Labels labels = mountLabels(m);
@@ -58,7 +61,7 @@ final class PassGauges implements MultiCollector {
       }
       point(g, "shmguard_mount_hidden_bytes", labels, r.hiddenBytes());
       if (m.workload() != null) {
-        point(g, "shmguard_mount_workload_info", workloadLabels(labels, m.workload()), 1);
+        workloads.dataPoint(InfoSnapshot.InfoDataPointSnapshot.builder().labels(workloadLabels(labels, m.workload())).build());
       }
       MountContents c = j.snapshot().contents(m.dev());
       if (c != null) {
@@ -79,7 +82,9 @@ final class PassGauges implements MultiCollector {
       point(g, "shmguard_segment_bytes", labels, c[1]);
     });
     g.values().forEach(b -> out.add(b.build()));
-    return new MetricSnapshots(new ArrayList<>(out));
+    List<MetricSnapshot> all = new ArrayList<>(out);
+    all.add(workloads.build());
+    return new MetricSnapshots(all);
   }
 
   /** Mount labels plus the device, which keeps two unattributed container mounts at /dev/shm apart. */

@@ -1,0 +1,134 @@
+package org.shmguard.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.prometheus.metrics.model.snapshots.InfoSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.shmguard.daemon.Daemon;
+import org.shmguard.engine.Engine;
+import org.shmguard.host.HostPaths;
+import org.shmguard.metrics.ShmMetrics;
+import org.shmguard.systemd.JournalAlertSink;
+import org.shmguard.systemd.Journald;
+import org.shmguard.systemd.ServiceNotifier;
+import org.shmguard.testing.CliRun;
+import org.shmguard.testing.Eventually;
+import org.shmguard.testing.KubeletLayout;
+import org.shmguard.testing.TestConfig;
+import org.shmguard.testing.TmpfsMount;
+
+/**
+ * A pod's memory-backed emptyDir as kubelet leaves it between two starts of its container: a tmpfs
+ * mounted at {@code <kubelet root>/pods/<uid>/volumes/kubernetes.io~empty-dir/dshm}, its log
+ * directory {@code <pod logs>/training_llama-0_<uid>} beside it, and no process of the pod running
+ * (none has the volume open or mapped, and no mount namespace shows it). {@code mounts: [auto]}
+ * finds it, names the pod, and the daemon reaps a crashed rank's NCCL file in it.
+ */
+class PodVolumeTest {
+  private static final String UID = "0d6f3c1e-8a2b-4c5d-9e7f-1234567890ab";
+
+  private static Path config(KubeletLayout k, String more) {
+    return TestConfig.write("mounts: [auto]\nreap:\n  grace: 1s\n  requireHostPidNamespace: false\n" + k.runtimesYaml() + more);
+  }
+
+  @Test
+  void aPodsEmptyDirIsFoundAndNamedInScanAndMetricsWhileNothingOfThePodRuns() throws Exception {
+    try (KubeletLayout k = KubeletLayout.create()) {
+      TmpfsMount dshm = k.volume(UID, "dshm", "size=4m");
+      k.podLog("training", "llama-0", UID);
+      dshm.createSegment("nccl-Pod001", 4096);
+      Path config = config(k, "");
+
+      JsonNode mount = volumeIn(CliRun.scanJson(config), dshm.path());
+      assertThat(mount.get("origin").asText()).isEqualTo("volume");
+      assertThat(mount.get("container").asText()).isEqualTo("pod:" + UID);
+      assertThat(mount.get("scope").asText()).isEqualTo("node");
+      JsonNode w = mount.get("workload");
+      assertThat(w.get("runtime").asText()).isEqualTo("kubernetes");
+      assertThat(w.get("podNamespace").asText()).isEqualTo("training");
+      assertThat(w.get("podName").asText()).isEqualTo("llama-0");
+      assertThat(w.get("podUid").asText()).isEqualTo(UID);
+      assertThat(w.get("volume").asText()).isEqualTo("dshm");
+
+      CliRun text = CliRun.of("scan", "-c", config.toString());
+      assertThat(text.out()).contains("pod:" + UID + ":" + dshm.path() + ": pod training/llama-0 (uid " + UID + ", emptyDir dshm)");
+
+      ShmMetrics metrics = ShmMetrics.create();
+      metrics.passCompleted(Engine.create(TestConfig.load(config), HostPaths.system()).clean(true), Duration.ZERO);
+      Labels info = workloadInfo(metrics, dshm.path().toString());
+      assertThat(info.get("pod")).isEqualTo(UID);
+      assertThat(info.get("pod_namespace")).isEqualTo("training");
+      assertThat(info.get("pod_name")).isEqualTo("llama-0");
+      assertThat(info.get("volume")).isEqualTo("dshm");
+      assertThat(info.get("runtime")).isEqualTo("kubernetes");
+    }
+  }
+
+  @Test
+  void theDaemonReapsACrashedRanksNcclFileInThePodsVolumeAndTheJournalNamesThePod() throws Exception {
+    try (Journald journald = Journald.start(); KubeletLayout k = KubeletLayout.create()) {
+      TmpfsMount dshm = k.volume(UID, "dshm", "size=4m");
+      k.podLog("training", "llama-0", UID);
+      Path leak = dshm.createSegment("nccl-Pod002", 9000);
+      Thread.sleep(1_200); // older than the grace: what a crashed rank left
+      try (Daemon daemon = Daemon.start(TestConfig.load(config(k, "daemon:\n  interval: 1s\n")), HostPaths.system(),
+          JournalAlertSink.choose(), ServiceNotifier.none())) {
+        Eventually.until("the reap in the journal", Duration.ofSeconds(60),
+            () -> !Journald.entries("SHM_SEGMENT", "nccl-Pod002").isEmpty());
+        JsonNode e = Journald.entries("SHM_SEGMENT", "nccl-Pod002").get(0);
+        assertThat(e.get("SHMGUARD_EVENT").asText()).isEqualTo("segment_reaped");
+        assertThat(e.get("SHM_MOUNT").asText()).isEqualTo("pod:" + UID + ":" + dshm.path());
+        assertThat(e.get("SHM_CONTAINER").asText()).isEqualTo("pod:" + UID);
+        assertThat(e.get("SHM_RUNTIME").asText()).isEqualTo("kubernetes");
+        assertThat(e.get("SHM_POD_NAMESPACE").asText()).isEqualTo("training");
+        assertThat(e.get("SHM_POD_NAME").asText()).isEqualTo("llama-0");
+        assertThat(e.get("SHM_POD_UID").asText()).isEqualTo(UID);
+        assertThat(e.get("SHM_POD_VOLUME").asText()).isEqualTo("dshm");
+        assertThat(e.get("MESSAGE").asText()).startsWith("reaped pod:" + UID + ":" + dshm.path() + "/nccl-Pod002")
+            .endsWith("[pod training/llama-0]");
+        assertThat(Files.exists(leak)).isFalse();
+        JsonNode added = Journald.entries("SHM_POD_NAME", "llama-0").stream()
+            .filter(a -> a.get("SHMGUARD_EVENT").asText().equals("mount_added")).findFirst().orElseThrow();
+        assertThat(added.get("MESSAGE").asText()).startsWith("watching pod:" + UID + ":" + dshm.path() + " (volume");
+      }
+    }
+  }
+
+  @Test
+  void aPodWithoutALogDirectoryIsNamedByItsUidAlone() throws Exception {
+    try (KubeletLayout k = KubeletLayout.create()) {
+      TmpfsMount dshm = k.volume(UID, "dshm", "size=1m");
+      JsonNode w = volumeIn(CliRun.scanJson(config(k, "")), dshm.path()).get("workload");
+      assertThat(w.get("podUid").asText()).isEqualTo(UID);
+      assertThat(w.has("podName")).isFalse();
+      assertThat(w.has("podNamespace")).isFalse();
+    }
+  }
+
+  static JsonNode volumeIn(JsonNode scan, Path path) {
+    for (JsonNode m : scan.get("mounts")) {
+      if (m.get("path").asText().equals(path.toString())) {
+        return m;
+      }
+    }
+    throw new AssertionError(path + " is not among the mounts: " + scan.get("mounts"));
+  }
+
+  private static Labels workloadInfo(ShmMetrics metrics, String mount) {
+    for (MetricSnapshot s : metrics.scrape()) {
+      if (s instanceof InfoSnapshot info && s.getMetadata().getName().equals("shmguard_mount_workload")) {
+        List<Labels> points = info.getDataPoints().stream().map(p -> p.getLabels()).filter(l -> mount.equals(l.get("mount"))).toList();
+        assertThat(points).hasSize(1);
+        return points.get(0);
+      }
+    }
+    throw new AssertionError("no shmguard_mount_workload");
+  }
+}
