@@ -133,7 +133,7 @@ final class RuntimeVolumes {
         continue;
       }
       try {
-        Path resolved = Path.of(paths.resolve(root)).toRealPath();
+        Path resolved = PathWalks.shared().run(paths.resolve(root), () -> Path.of(paths.resolve(root)).toRealPath());
         String hostRoot = paths.resolve("/");
         String r = resolved.toString();
         if (paths.isSystemRoot()) {

@@ -25,7 +25,8 @@ import org.shmguard.nativ.SmallFiles;
  * and writable by no one else, opened without following a link anyone else made, the file itself
  * a regular file owned by root and written by no one else, and read up to a limit. What an
  * ordinary user could have placed is never read, and a name that cannot be read so leaves the
- * uid or id alone. A name, once read, is kept for as long as its mount is there.
+ * uid or id alone. A name, once read, is kept for as long as its mount is there. Each read is a
+ * bounded walk ({@link PathWalks}): a root that stops answering leaves the name out, not the pass.
  */
 final class WorkloadNames {
   private static final JsonFactory JSON = new JsonFactory();
@@ -51,13 +52,14 @@ final class WorkloadNames {
       return known;
     }
     Workload result = w;
+    boolean pod = w.runtime().equals(Workload.KUBERNETES);
+    boolean docker = w.runtime().equals(Workload.DOCKER);
+    String walked = pod ? roots.podLogs() : docker ? roots.dockerRoot() : storageRoot;
     try {
-      if (w.runtime().equals(Workload.KUBERNETES)) {
-        result = pod(w);
-      } else if (w.runtime().equals(Workload.DOCKER)) {
-        result = docker(w);
-      } else {
-        result = storage(w, storageRoot, driverDir);
+      if (!walked.isEmpty()) {
+        // a root on a network filesystem that stops answering must not hold up the pass
+        result = PathWalks.shared().run(paths.resolve(walked),
+            () -> pod ? pod(w) : docker ? docker(w) : storage(w, storageRoot, driverDir));
       }
     } catch (IOException | RuntimeException e) {
       result = w; // not readable as the rules require: the uid or id alone
