@@ -19,8 +19,10 @@ import org.shmguard.systemd.JournalAlertSink;
 import org.shmguard.systemd.Journald;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.CliRun;
+import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.KubeletLayout;
+import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 
@@ -33,6 +35,8 @@ import org.shmguard.testing.TmpfsMount;
  */
 class PodVolumeTest {
   private static final String UID = "0d6f3c1e-8a2b-4c5d-9e7f-1234567890ab";
+  /** The shipped unit's CapabilityBoundingSet (systemd/shmguard.service). */
+  private static final String UNIT_CAPS = "-all,+sys_ptrace,+dac_read_search,+dac_override,+fowner,+lease,+sys_admin";
 
   private static Path config(KubeletLayout k, String more) {
     return TestConfig.write("mounts: [auto]\nreap:\n  grace: 1s\n  requireHostPidNamespace: false\n" + k.runtimesYaml() + more);
@@ -99,6 +103,33 @@ class PodVolumeTest {
         assertThat(added.get("MESSAGE").asText()).startsWith("watching pod:" + UID + ":" + dshm.path() + " (volume");
       }
     }
+  }
+
+  @Test
+  void underTheUnitsCapabilitiesAndUmaskScanNamesThePodAndCleanReapsItsLeak() throws Exception {
+    try (KubeletLayout k = KubeletLayout.create()) {
+      TmpfsMount dshm = k.volume(UID, "dshm", "size=4m");
+      k.podLog("training", "llama-0", UID);
+      Path leak = dshm.createSegment("nccl-Pod003", 9000);
+      Thread.sleep(1_200);
+      Path config = config(k, "");
+      Cmd.Result scan = asTheUnit("scan", "--json", "-c", config.toString());
+      assertThat(scan.status()).as(scan.err()).isZero();
+      assertThat(scan.out()).contains("\"podName\" : \"llama-0\"");
+      Cmd.Result clean = asTheUnit("clean", "--json", "-c", config.toString());
+      assertThat(clean.status()).as(clean.err()).isZero();
+      assertThat(clean.out()).contains("\"mount\" : \"pod:" + UID + ":" + dshm.path() + "\"");
+      assertThat(leak).doesNotExist();
+    }
+  }
+
+  /** shmguard as the shipped unit runs it: its capability bounding set and UMask=0077. */
+  private static Cmd.Result asTheUnit(String... args) {
+    java.util.List<String> cmd = new java.util.ArrayList<>(List.of("sh", "-c", "umask 0077; exec \"$@\"", "sh", "setpriv",
+        "--bounding-set", UNIT_CAPS, "--inh-caps", "-all", Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp",
+        System.getProperty("java.class.path"), "org.shmguard.cli.Main"));
+    cmd.addAll(List.of(args));
+    return Cmd.exec(cmd.toArray(String[]::new));
   }
 
   @Test
