@@ -133,6 +133,45 @@ class PodVolumeTest {
   }
 
   @Test
+  void aPodsContainerRunningOnTheVolumeKeepsItOneMountWithTheSameNameAndItsProcesses() throws Exception {
+    try (KubeletLayout k = KubeletLayout.create()) {
+      TmpfsMount dshm = k.volume(UID, "dshm", "size=1m");
+      k.podLog("training", "llama-0", UID);
+      // a container of the pod: a mount namespace of its own whose /dev/shm is the volume, as kubelet binds it
+      Process c = new ProcessBuilder("unshare", "-m", "--propagation", "private", "sh", "-c",
+          "mount --bind \"$1\" /dev/shm && echo ready && exec sleep 600", "sh", dshm.path().toString()).start();
+      try {
+        assertThat(new String(c.getInputStream().readNBytes(6))).isEqualTo("ready\n");
+        var mounts = Engine.create(TestConfig.load(config(k, "")), HostPaths.system()).judge().snapshot().mounts();
+        var ofVolume = mounts.stream().filter(m -> m.dev().equals(dshm.dev())).toList();
+        assertThat(ofVolume).singleElement().satisfies(m -> {
+          assertThat(m.displayName()).isEqualTo("pod:" + UID + ":" + dshm.path());
+          assertThat(m.workload().podName()).isEqualTo("llama-0");
+          assertThat(m.pids()).contains((int) c.pid());
+        });
+      } finally {
+        c.destroyForcibly().waitFor();
+      }
+    }
+  }
+
+  @Test
+  void aVolumeMountedWhileTheDaemonRunsIsAddedAndItsUnmountRemovedInTheJournalUnderThePodsName() throws Exception {
+    try (Journald journald = Journald.start(); KubeletLayout k = KubeletLayout.create()) {
+      k.podLog("training", "llama-1", UID);
+      try (Daemon daemon = Daemon.start(TestConfig.load(config(k, "daemon:\n  rediscover: 1s\n")), HostPaths.system(),
+          JournalAlertSink.choose(), ServiceNotifier.none())) {
+        TmpfsMount dshm = k.volume(UID, "dshm", "size=1m");
+        Eventually.until("mount_added for the pod", Duration.ofSeconds(60), () -> Journald.entries("SHM_POD_NAME", "llama-1")
+            .stream().anyMatch(e -> e.get("SHMGUARD_EVENT").asText().equals("mount_added")));
+        dshm.close(); // the pod is deleted: kubelet unmounts its volume
+        Eventually.until("mount_removed for the pod", Duration.ofSeconds(60), () -> Journald.entries("SHM_POD_NAME", "llama-1")
+            .stream().anyMatch(e -> e.get("SHMGUARD_EVENT").asText().equals("mount_removed")));
+      }
+    }
+  }
+
+  @Test
   void aPodWithoutALogDirectoryIsNamedByItsUidAlone() throws Exception {
     try (KubeletLayout k = KubeletLayout.create()) {
       TmpfsMount dshm = k.volume(UID, "dshm", "size=1m");
