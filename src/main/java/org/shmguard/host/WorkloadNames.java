@@ -32,13 +32,15 @@ final class WorkloadNames {
   private static final JsonFactory JSON = new JsonFactory();
   private static final int CONFIG_LIMIT = 4 << 20;
   private static final int CONTAINERS_LIMIT = 64 << 20;
-  /** At most this many pod log directories are looked at per discovery. */
+  /** At most this many pod log directories are looked at per discovery (a node runs at most a few hundred pods). */
   private static final int POD_LOGS_LIMIT = 100_000;
 
   private final HostPaths paths;
   private final RuntimeRoots roots;
   /** Named workloads by the mount id of their tmpfs. */
   private final Map<Long, Workload> named = new HashMap<>();
+  /** The pod log directory's pods by uid, read at most once per discovery; null until read. */
+  private Map<String, String[]> podLogIndex;
 
   WorkloadNames(HostPaths paths, RuntimeRoots roots) {
     this.paths = paths;
@@ -70,34 +72,45 @@ final class WorkloadNames {
     return result;
   }
 
-  /** Forgets the names of mounts not in {@code mountIds}. */
+  /** Forgets the names of mounts not in {@code mountIds}, and the pod log directory as read by this discovery. */
   void keepOnly(Set<Long> mountIds) {
     named.keySet().retainAll(mountIds);
+    podLogIndex = null;
   }
 
   private Workload pod(Workload w) throws IOException {
-    if (roots.podLogs().isEmpty()) {
-      return w;
+    if (podLogIndex == null) {
+      podLogIndex = podLogIndex();
     }
-    String suffix = "_" + w.podUid();
-    List<String> matches = new ArrayList<>();
-    int[] seen = {0};
+    String[] named = podLogIndex.get(w.podUid());
+    return named == null ? w : w.named(named[0], named[1]);
+  }
+
+  /**
+   * Each pod uid the pod log directory names, with its namespace and name: read once per
+   * discovery, whatever the number of pods to name. Only entries of kubelet's shape, directories
+   * root owns, never links.
+   */
+  private Map<String, String[]> podLogIndex() throws IOException {
+    Map<String, String[]> index = new HashMap<>();
+    List<String> entries = new ArrayList<>();
     try (RootDirectory logs = RootDirectory.open(Path.of(paths.resolve(roots.podLogs())), false)) {
       logs.forEachName(n -> {
-        if (seen[0]++ < POD_LOGS_LIMIT && n.endsWith(suffix)) {
-          matches.add(n);
+        if (entries.size() < POD_LOGS_LIMIT) {
+          entries.add(n);
         }
       });
-      for (String n : matches) {
-        String[] p = n.substring(0, n.length() - suffix.length()).split("_", -1);
-        var st = logs.entry(n);
-        // kubelet makes it, root's, a directory; never a link
-        if (p.length == 2 && Workload.isPodName(p[0], p[1]) && st != null && st.isDirectory() && st.uid() == 0) {
-          return w.named(p[0], p[1]);
+      for (String n : entries) {
+        String[] p = n.split("_", -1);
+        if (p.length == 3 && Workload.isPodName(p[0], p[1]) && Workload.isPodUid(p[2])) {
+          var st = logs.entry(n);
+          if (st != null && st.isDirectory() && st.uid() == 0) { // kubelet makes it, root's, a directory; never a link
+            index.put(p[2], new String[] {p[0], p[1]});
+          }
         }
       }
     }
-    return w;
+    return index;
   }
 
   private Workload docker(Workload w) throws IOException {
