@@ -12,7 +12,7 @@ import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.model.Workload;
 import org.shmguard.policy.Assessment;
-import org.shmguard.policy.Counts;
+import org.shmguard.text.Counts;
 import org.shmguard.policy.HealthScope;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.MountFillers;

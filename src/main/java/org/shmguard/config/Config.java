@@ -7,10 +7,10 @@ import java.util.Map;
 import java.util.function.Function;
 import org.shmguard.host.RuntimeRoots;
 import org.shmguard.policy.CapacityPolicy;
-import org.shmguard.policy.Glob;
+import org.shmguard.text.Glob;
 import org.shmguard.policy.ReapPolicy;
 import org.shmguard.policy.RemountPolicy;
-import org.shmguard.policy.SizeSpec;
+import org.shmguard.text.SizeSpec;
 import org.shmguard.policy.family.FamilyRules;
 
 /**
