@@ -30,8 +30,13 @@ import org.shmguard.nativ.SmallFiles;
  */
 final class WorkloadNames {
   private static final JsonFactory JSON = new JsonFactory();
-  private static final int CONFIG_LIMIT = 4 << 20;
-  private static final int CONTAINERS_LIMIT = 64 << 20;
+  /** Docker's config.v2.json is a few KiB to tens of KiB. */
+  private static final int CONFIG_LIMIT = 1 << 20;
+  /**
+   * containers.json lists every container of the storage, about 400 bytes each: 4 MiB is some
+   * 10,000 containers. Beyond it the name is left out rather than the daemon's small heap spent.
+   */
+  private static final int CONTAINERS_LIMIT = 4 << 20;
   /** At most this many pod log directories are looked at per discovery (a node runs at most a few hundred pods). */
   private static final int POD_LOGS_LIMIT = 100_000;
 
