@@ -63,6 +63,10 @@ class PodVolumeAttackTest {
   void aFuseMountAUserMakesAtAPodVolumePathIsNoPodsVolume() throws Exception {
     try (KubeletLayout k = open()) {
       Path dir = k.volumeDir(UID, "dshm");
+      // fusermount3 lets a user mount only on a directory they may write: kubelet's are root's
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> FuseFixture.ofNobodyAt(dir).close())
+          .hasMessageContaining("did not mount");
+      // and where a layout gave them one, their mount is still no pod's volume
       Cmd.run("chown", "65534:65534", dir.toString());
       try (FuseFixture fs = FuseFixture.ofNobodyAt(dir)) {
         assertThat(Files.readAllLines(Path.of("/proc/self/mountinfo"))).anyMatch(l -> l.contains(" " + dir + " ") && l.contains(" - fuse"));
