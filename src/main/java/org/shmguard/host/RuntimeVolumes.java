@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -96,20 +98,22 @@ final class RuntimeVolumes {
       return;
     }
     Map<String, String> realRoots = realRoots();
-    Map<Dev, MountEntry> last = new HashMap<>();
-    List<MountEntry> shaped = new ArrayList<>();
+    Map<String, MountEntry> shownAt = new HashMap<>(); // the last mount at a point covers the earlier ones
+    Map<MountEntry, Shape> shaped = new LinkedHashMap<>();
     for (MountEntry e : own) {
-      last.put(e.dev(), e);
-      if (e.isTmpfs() && e.root().equals("/") && shapeOf(e.mountPoint(), roots, realRoots) != null) {
-        shaped.add(e);
+      shownAt.put(e.mountPoint(), e);
+      Shape shape = e.isTmpfs() && e.root().equals("/") ? shapeOf(e.mountPoint(), roots, realRoots) : null;
+      if (shape != null) {
+        shaped.put(e, shape);
       }
     }
-    Set<Long> seen = new java.util.HashSet<>();
-    for (MountEntry e : shaped) {
-      if (found.containsKey(e.dev()) || MountDiscovery.visibleAt(own, e.mountPoint()) != e) {
+    Set<Long> seen = new HashSet<>();
+    for (Map.Entry<MountEntry, Shape> s : shaped.entrySet()) {
+      MountEntry e = s.getKey();
+      Shape shape = s.getValue();
+      if (found.containsKey(e.dev()) || shownAt.get(e.mountPoint()) != e) {
         continue; // known already, or covered by a later mount at the same point
       }
-      Shape shape = shapeOf(e.mountPoint(), roots, realRoots);
       String path = paths.resolve(e.mountPoint());
       if (!MountReach.leadsTo(path, e.mountId(), e.dev())) {
         warnings.add(shape.workload().describe() + "'s tmpfs at " + e.mountPoint() + " cannot be reached; not watched");
