@@ -37,8 +37,11 @@ final class CapacityAlerts {
     topHolders = newTopHolders;
   }
 
-  /** Raises this pass's events into {@code sink} and returns the level changes it brought. */
-  List<CapacityWatch.Change> report(Judgement j, Consumer<Alert> sink) {
+  /**
+   * Raises this pass's events into {@code sink} and returns the level changes it brought; those
+   * that would grow their mount say so while {@code remount} is off ({@link RemountPolicy#noteOn}).
+   */
+  List<CapacityWatch.Change> report(Judgement j, RemountPolicy remount, Consumer<Alert> sink) {
     CapacityWatch.Step step = watch.next(j.mounts());
     watch = step.watch();
     for (CapacityWatch.Change c : step.changes()) {
@@ -47,9 +50,10 @@ final class CapacityAlerts {
         case WARNING -> EventKind.CAPACITY_WARNING;
         case CRITICAL -> EventKind.CAPACITY_CRITICAL;
       };
-      sink.accept(mountAlert(kind, c.report(), j, c.usedPercent(),
+      Alert alert = mountAlert(kind, c.report(), j, c.usedPercent(),
           String.format("%s is %.0f%% full (was %s, now %s)", c.report().mount().displayName(), c.usedPercent(),
-              c.from().label(), c.to().label())));
+              c.from().label(), c.to().label()));
+      sink.accept(kind == EventKind.CAPACITY_CRITICAL ? remount.noteOn(alert, c.report().mount()) : alert);
     }
     Set<FileKey> failures = new HashSet<>();
     List<ShmMount> fresh = new ArrayList<>();
@@ -62,9 +66,9 @@ final class CapacityAlerts {
           fresh.add(a.mount());
         }
         var u = a.mount() == null ? null : a.mount().usage();
-        sink.accept(SegmentAlert.of(EventKind.ALLOCATION_FAILED, "failed NCCL allocation:", a, f.explanation())
+        sink.accept(remount.noteOn(SegmentAlert.of(EventKind.ALLOCATION_FAILED, "failed NCCL allocation:", a, f.explanation())
             .with("SHM_FREE_BYTES", u == null ? null : u.freeBytes())
-            .with("SHM_SIZE_BYTES", u == null ? null : u.sizeBytes()));
+            .with("SHM_SIZE_BYTES", u == null ? null : u.sizeBytes()), a.mount()));
       }
     }
     reportedFailures = failures;

@@ -71,7 +71,7 @@ public final class Planner {
   /** The plan after judgement {@code j}; with {@code dryRun} its reap checks and unlinks nothing. */
   public Plan next(Judgement j, boolean dryRun) {
     List<Action> actions = new ArrayList<>(reaping(j, dryRun));
-    List<CapacityWatch.Change> changes = capacity.report(j, a -> actions.add(new Action.Raise(remount.noteOn(a))));
+    List<CapacityWatch.Change> changes = capacity.report(j, remount, a -> actions.add(new Action.Raise(a)));
     files.report(j.snapshot(), a -> actions.add(new Action.Raise(a)));
     actions.add(new Action.Advise(j));
     Set<Dev> growing = new HashSet<>();

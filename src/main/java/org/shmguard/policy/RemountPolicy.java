@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import org.shmguard.alert.Alert;
-import org.shmguard.alert.EventKind;
+import org.shmguard.model.ShmMount;
 import org.shmguard.text.Bytes;
 import org.shmguard.text.Durations;
 import org.shmguard.text.SizeSpec;
@@ -40,16 +40,20 @@ public record RemountPolicy(boolean enabled, SizeSpec target, SizeSpec max, Dura
   }
 
   /**
-   * {@code a} as it goes out: while remounting is off, an event that would have grown its mount (it
-   * became critical, or an NCCL allocation failed there) says it was not grown and why, in its
-   * message and in SHM_REMOUNT; any other event, or any while remounting is on, unchanged.
+   * {@code a}, an event that would have grown mount {@code m} (it became critical, or an NCCL
+   * allocation failed there), as it goes out: while remounting is off it says it was not grown and
+   * why, in its message (before the pod or container it names, which stays last) and in
+   * SHM_REMOUNT; while remounting is on, unchanged.
    */
-  public Alert noteOn(Alert a) {
-    boolean wouldGrow = a.kind() == EventKind.ALLOCATION_FAILED || a.kind() == EventKind.CAPACITY_CRITICAL;
-    if (enabled || !wouldGrow) {
+  public Alert noteOn(Alert a, ShmMount m) {
+    if (enabled) {
       return a;
     }
-    return new Alert(a.kind(), a.message() + "; not grown: " + OFF, a.fields(), a.priority()).with("SHM_REMOUNT", OFF);
+    String tag = m == null || m.workload() == null ? "" : " [" + m.workload().describe() + "]";
+    String msg = a.message();
+    int at = !tag.isEmpty() && msg.endsWith(tag) ? msg.length() - tag.length() : msg.length();
+    return new Alert(a.kind(), msg.substring(0, at) + "; not grown: " + OFF + msg.substring(at), a.fields(), a.priority())
+        .with("SHM_REMOUNT", OFF);
   }
 
   /** Grow from {@code fromBytes} to {@code toBytes}, or not, and why in words. */
