@@ -23,4 +23,13 @@ abstract class HeldForLife implements SegmentFamily {
   public boolean reapedByDefault() {
     return false;
   }
+
+  /**
+   * Its files are held by every process that uses them for as long as they are useful: on a volume
+   * that no process holds anything on, nothing is using one, and no user of it is left to open it.
+   */
+  @Override
+  public boolean reapedOnceWritersGone() {
+    return true;
+  }
 }

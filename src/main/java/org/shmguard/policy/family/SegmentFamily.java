@@ -68,6 +68,17 @@ public interface SegmentFamily {
    */
   boolean reapedByDefault();
 
+  /**
+   * Whether its leaked files are reaped with no configuration once every writer of their volume has
+   * exited (policy.WritersGone: a pod's or a container's tmpfs that no process holds anything on,
+   * whose containers are gone), and whether such an unheld file counts as leaked at once there. A
+   * name's creator must still be provably dead where the name gives one. True for the families
+   * whose files are useless once nothing holds them, or whose names prove their creator dead.
+   */
+  default boolean reapedOnceWritersGone() {
+    return reapedByDefault();
+  }
+
   /** Where the facts above were read (project, file), for the docs and for anyone who doubts them. */
   String source();
 

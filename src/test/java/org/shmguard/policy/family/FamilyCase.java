@@ -53,6 +53,10 @@ final class FamilyCase {
   private final Map<Integer, Duration> startedAgo = new HashMap<>();
   private String lookupProblem;
   private boolean lookedUp = true;
+  private String mountPoint = "/dev/shm";
+  private List<Integer> mountPids = List.of();
+  private final List<Integer> otherFileHolders = new ArrayList<>();
+  private final List<String> problems = new ArrayList<>();
 
   private FamilyCase(String what) {
     this.what = what;
@@ -140,6 +144,33 @@ final class FamilyCase {
     return this;
   }
 
+  /** The tmpfs is a pod's volume shmguard was configured to watch at {@code hostPath} (not /dev/shm). */
+  FamilyCase onVolumeAt(String hostPath) {
+    origin = MountOrigin.CONFIGURED;
+    mountPoint = hostPath;
+    return this;
+  }
+
+  /** The tmpfs was found at /dev/shm of a container whose processes were {@code pids}. */
+  FamilyCase onContainerMountOf(Integer... pids) {
+    origin = MountOrigin.NAMESPACE;
+    mountPids = List.of(pids);
+    return this;
+  }
+
+  /** A process holds another file on the same tmpfs (it maps it). */
+  FamilyCase otherFileHeldBy(int pid) {
+    otherFileHolders.add(pid);
+    aliveNow.putIfAbsent(pid, 1000L + pid);
+    return this;
+  }
+
+  /** The /proc pass could not read some process. */
+  FamilyCase incompletePass(String problem) {
+    problems.add(problem);
+    return this;
+  }
+
   FamilyCase patterns(String... globs) {
     patterns = java.util.Arrays.stream(globs).map(Glob::of).toList();
     return this;
@@ -152,7 +183,7 @@ final class FamilyCase {
 
   /** The verdict, with whether the plan reaps it. */
   Outcome judge() {
-    ShmMount mount = new ShmMount(DEV, "/dev/shm", "/dev/shm", origin, "rw", null, List.of(), null,
+    ShmMount mount = new ShmMount(DEV, mountPoint, mountPoint, origin, "rw", null, mountPids, null,
         new ShmMount.Usage(64 << 20, 10 << 20, 54 << 20, 1000, 990), 7, "/proc/1/mountinfo", null, null);
     long t = NOW.minus(age).getEpochSecond() * 1_000_000_000L;
     Segment s = new Segment(DEV, name.getBytes(StandardCharsets.UTF_8), 11, size, size, 0100600, 1000, 1, t, t,
@@ -174,13 +205,16 @@ final class FamilyCase {
     for (int pid : holdersNow) {
       now.add(s.key(), new HolderRef(pid, Access.MAP, "/dev/shm/" + name, false, size));
     }
+    for (int pid : otherFileHolders) {
+      now.add(new org.shmguard.model.FileKey(DEV, 12), new HolderRef(pid, Access.MAP, "/dev/shm/other", false, 4096));
+    }
     BitSet live = new BitSet();
     Map<Integer, ProcessInfo> infos = new HashMap<>();
     aliveNow.forEach((pid, start) -> {
       live.set(pid);
       infos.put(pid, new ProcessInfo(pid, "worker", 1000, "alice", null, start));
     });
-    Snapshot snap = new Snapshot(NOW, List.of(mount), List.of(s), now.build(), live, infos, List.of(), List.of(), true,
+    Snapshot snap = new Snapshot(NOW, List.of(mount), List.of(s), now.build(), live, infos, problems, List.of(), true,
         live.cardinality()).withCreators(creators());
     ReapPolicy policy = new ReapPolicy(Duration.ofMinutes(2), patterns, List.of(Glob.of("cuda.shm.*")), true,
         FamilyRules.of(settings));
