@@ -106,8 +106,13 @@ public final class Judge {
       verdict = Verdict.GRACE;
       reason = "unheld but changed " + Durations.human(age) + " ago; grace is " + Durations.human(grace);
     }
-    boolean mayReap = allowed != null || (settings != null && settings.reap())
-        || (writersGone != null && family != null && family.reapedOnceWritersGone());
+    boolean mayReap = allowed != null || (settings != null && settings.reap());
+    if (!mayReap && writersGone != null && family != null && family.reapedOnceWritersGone()) {
+      mayReap = true;
+      if (verdict.reapable() && !reason.contains(writersGone)) {
+        reason = reason + "; " + writersGone;
+      }
+    }
     // A file whose name gives its creator's pid is never reaped while that creator may live,
     // whatever the patterns or families.<name>.reap say: it may be on its way to a receiver.
     CreatorEvidence.Finding creator = verdict.reapable() ? CreatorEvidence.judge(family, s, mount, snap, last) : null;

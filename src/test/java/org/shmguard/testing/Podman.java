@@ -34,13 +34,16 @@ public final class Podman implements AutoCloseable {
   private static final Path CGROUPS = Path.of("/sys/fs/cgroup");
 
   private final Path dir;
+  /** The {@code --rootfs} argument: the busybox root, or a cached root under an overlay ({@code :O}). */
+  private final String rootfs;
   /** Every container's cgroup goes under this parent of the set-up's own, removed by {@link #close}. */
   private final String cgroupParent;
   private final List<Process> started = new ArrayList<>();
   private boolean closed;
 
-  private Podman(Path dir) {
+  private Podman(Path dir, String rootfs) {
     this.dir = dir;
+    this.rootfs = rootfs;
     this.cgroupParent = "/shmguard-test-" + dir.getFileName();
   }
 
@@ -57,10 +60,25 @@ public final class Podman implements AutoCloseable {
         Files.createDirectories(dir.resolve("rootfs").resolve(d));
       }
       Files.writeString(dir.resolve("containers.conf"), "[containers]\ndefault_ulimits = []\n");
-      return new Podman(dir);
+      return new Podman(dir, dir.resolve("rootfs").toString());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /**
+   * A fresh podman set-up whose containers run on {@code root} (a debootstrapped directory, such as
+   * the cached /var/cache/shmguard/bookworm-python-root) through an overlay whose upper layer is
+   * in the set-up's storage: what a container writes never reaches the cached root.
+   */
+  public static Podman onRoot(Path root) {
+    Podman busybox = create();
+    return new Podman(busybox.dir, root + ":O");
+  }
+
+  /** The set-up's own directory, under the sandbox's mounts: a place for a test's scripts and cid files. */
+  public Path dir() {
+    return dir;
   }
 
   /** Starts {@code command} in a new container with {@code options} added to podman's; stdout is the returned process's. */
@@ -69,7 +87,7 @@ public final class Podman implements AutoCloseable {
         dir.resolve("run").toString(), "--tmpdir", dir.resolve("tmp").toString(), "--cgroup-manager=cgroupfs",
         "--events-backend=file", "run", "--rm", "--runtime", "runc", "--network=none", "--cgroup-parent", cgroupParent));
     cmd.addAll(options);
-    cmd.addAll(List.of("--rootfs", dir.resolve("rootfs").toString()));
+    cmd.addAll(List.of("--rootfs", rootfs));
     cmd.addAll(List.of(command));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
     pb.environment().put("CONTAINERS_CONF", dir.resolve("containers.conf").toString());
