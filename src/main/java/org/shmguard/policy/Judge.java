@@ -115,7 +115,9 @@ public final class Judge {
     }
     // A file whose name gives its creator's pid is never reaped while that creator may live,
     // whatever the patterns or families.<name>.reap say: it may be on its way to a receiver.
-    CreatorEvidence.Finding creator = verdict.reapable() ? CreatorEvidence.judge(family, s, mount, snap, last) : null;
+    boolean madeAtShm = writersGone != null && mount.origin() == org.shmguard.model.MountOrigin.NAMESPACE;
+    CreatorEvidence.Finding creator = verdict.reapable()
+        ? CreatorEvidence.judge(family, s, mount, snap, last, madeAtShm) : null;
     if (creator != null && !creator.dead()) {
       mayReap = false;
       reason = reason + "; kept: " + creator.why();
@@ -139,7 +141,9 @@ public final class Judge {
   /**
    * Whether an unheld file on a volume whose every writer has exited is leaked at once: a file of
    * no family or of one whose holders' exit means leaked (nothing holds anything on the volume), or
-   * one whose name's creator is provably dead. Python shared memory names no creator: its grace holds.
+   * one whose name's creator is provably dead. Python shared memory names no creator: its grace
+   * holds. On a volume found at a container's /dev/shm, its names were made there: a process that
+   * has it mounted elsewhere only is not their creator.
    */
   private static boolean leakedOnceWritersGone(SegmentFamily family, Segment s, ShmMount mount, Snapshot snap,
       List<ProcessInfo> last) {
@@ -149,7 +153,8 @@ public final class Judge {
     if (!family.reapedOnceWritersGone()) {
       return false;
     }
-    CreatorEvidence.Finding creator = CreatorEvidence.judge(family, s, mount, snap, last);
+    CreatorEvidence.Finding creator = CreatorEvidence.judge(family, s, mount, snap, last,
+        mount.origin() == org.shmguard.model.MountOrigin.NAMESPACE);
     return creator != null && creator.dead();
   }
 

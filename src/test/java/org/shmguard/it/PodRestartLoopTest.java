@@ -80,6 +80,10 @@ class PodRestartLoopTest {
                 .filter(x -> x.get("SHMGUARD_EVENT").asText().equals("segment_reaped")).findFirst().orElseThrow();
             assertThat(e.get("SHM_CONTAINER").asText()).as("the container of " + name).isEqualTo(container);
             assertThat(e.get("MESSAGE").asText()).as("the message for " + name).contains(name);
+            System.out.println("reaped " + name + ": " + e.get("SHM_REASON").asText());
+            if (name.startsWith("sgl_shm_")) {
+              assertThat(e.get("SHM_REASON").asText()).as("why " + name).contains("(from its name), has exited");
+            }
             if (!name.startsWith("nccl-")) {
               // the offload region and SGLang's segments: only a dead volume lets them go by default
               assertThat(e.get("SHM_REASON").asText()).as("why " + name)

@@ -27,9 +27,9 @@ import java.util.List;
  * }</pre>
  *
  * <p>The engine ({@link #ENGINE}, a python script standing for vLLM with SGLang's and NCCL's
- * segments) is the container's pid 1. It forks until its pids pass {@code least}, so that its
- * worker's pid (which SGLang's names carry) is none of the test sandbox's, then forks the worker,
- * which makes what the families say a crashed engine leaves: vLLM's CPU offload region
+ * segments) is the container's pid 1. It forks the worker, whose small pid in the container's own PID
+ * namespace SGLang's names carry (the test sandbox has processes with the same small pids, as a
+ * host has daemons with a pod's pids: they show the volume, but not at /dev/shm), and the worker makes what the families say a crashed engine leaves: vLLM's CPU offload region
  * {@code vllm_offload_<uuid>.mmap} (24 MiB, made with O_EXCL and mapped), two SGLang segments
  * {@code sgl_shm_mm_<pid>_<8 hex>} through multiprocessing.shared_memory (6 MiB each, taken off the
  * resource tracker as a killed tracker leaves them) and two NCCL-shaped {@code nccl-XXXXXX} files
@@ -49,14 +49,11 @@ public final class PodRestartLoop {
   public static final int SCALE = 10;
   private static final Duration FIRST_BACKOFF = Duration.ofSeconds(10);
   private static final Duration MAX_BACKOFF = Duration.ofMinutes(5);
-  /** The engine's worker gets a pid above this in its container. */
-  public static final int LEAST_PID = 3000;
-
   static final String ENGINE = """
       import mmap, os, secrets, signal, sys, uuid
       from multiprocessing import shared_memory, resource_tracker
       MB = 1 << 20
-      mode, least = sys.argv[1], int(sys.argv[2])
+      mode = sys.argv[1]
       kept = []
 
       def region(path, size):
@@ -89,13 +86,6 @@ public final class PodRestartLoop {
           os.write(w, ("made %d %s\\n" % (os.getpid(), " ".join(names))).encode())
           signal.pause()
 
-      while True:
-          pid = os.fork()
-          if pid == 0:
-              os._exit(0)
-          os.waitpid(pid, 0)
-          if pid >= least:
-              break
       r, w = os.pipe()
       child = os.fork()
       if child == 0:
@@ -199,7 +189,7 @@ public final class PodRestartLoop {
     long startedNanos = System.nanoTime();
     Process p = podman.run(List.of("-i", "--cidfile", cid.toString(), "-v", pod + ":/dev/shm",
         "-v", PYTHON_LIB + ":" + PYTHON_LIB + ":ro", "-v", engine + ":/engine:ro"),
-        "python3", "-B", "/engine/engine.py", mode, Integer.toString(LEAST_PID));
+        "python3", "-B", "/engine/engine.py", mode);
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
     return new Container(p, out.readLine(), cid, startedNanos);
   }

@@ -117,6 +117,17 @@ final class FamilyCase {
     return this;
   }
 
+  /**
+   * Like {@link #runningInPidNamespace}, reaching the file's tmpfs; {@code atShm}: at /dev/shm (a
+   * container's view) or only elsewhere (the host's, under the kubelet's directory).
+   */
+  FamilyCase runningInPidNamespace(long ns, int hostPid, Duration ago, boolean reaches, boolean atShm) {
+    aliveNow.putIfAbsent(hostPid, 7000L + hostPid);
+    elsewhere.add(new CreatorCandidates.Candidate(hostPid, ns, ns == 4026531836L, 7000L + hostPid,
+        nanos(NOW.minus(ago)), reaches ? Set.of(DEV) : Set.of(Dev.of(0, 99)), atShm ? Set.of(DEV) : Set.of()));
+    return this;
+  }
+
   /** The file was born {@code ago} (statx btime); by default its birth time is not known. */
   FamilyCase bornAgo(Duration ago) {
     this.bornAgo = ago;

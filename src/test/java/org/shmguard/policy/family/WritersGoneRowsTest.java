@@ -65,6 +65,18 @@ class WritersGoneRowsTest {
             .file("sgl_shm_mm_45_1a2b3c4d", 300 << 20, Duration.ofSeconds(20)).bornAgo(Duration.ofSeconds(20))
             .onVolumeAt(VOLUME).runningInPidNamespace(4026532777L, 90001, Duration.ofSeconds(2), true),
             Verdict.LEAKED, true, "started after the file was made"),
+        row(FamilyCase.of("SGLang segment of a dead container, pid 45 a host daemon that shows the volume elsewhere: reaped")
+            .file("sgl_shm_mm_45_1a2b3c4d", 300 << 20, Duration.ofSeconds(20)).bornAgo(Duration.ofSeconds(20))
+            .onContainerMountOf(4100).runningInPidNamespace(4026531836L, 45, Duration.ofDays(3), true, false),
+            Verdict.LEAKED, true, "(pid 45 does not have this volume at /dev/shm, where its name was made)"),
+        row(FamilyCase.of("the same on a configured volume, where names may be made by path: grace, kept")
+            .file("sgl_shm_mm_45_1a2b3c4d", 300 << 20, Duration.ofSeconds(20)).bornAgo(Duration.ofSeconds(20))
+            .onVolumeAt(VOLUME).runningInPidNamespace(4026531836L, 45, Duration.ofDays(3), true, false),
+            Verdict.GRACE, false, "grace is 5m"),
+        row(FamilyCase.of("SGLang segment of a dead container, pid 45 alive in a container with it at /dev/shm: grace")
+            .file("sgl_shm_mm_45_1a2b3c4d", 300 << 20, Duration.ofSeconds(20)).bornAgo(Duration.ofSeconds(20))
+            .onContainerMountOf(4100).runningInPidNamespace(4026532201L, 81234, Duration.ofMinutes(5), true, true),
+            Verdict.GRACE, false, "grace is 5m"),
         row(FamilyCase.of("SGLang segment whose creator lives (it holds nothing): grace, kept")
             .file("sgl_shm_mm_45_1a2b3c4d", 300 << 20, Duration.ofSeconds(20)).bornAgo(Duration.ofSeconds(20))
             .onVolumeAt(VOLUME).runningInPidNamespace(4026532201L, 81234, Duration.ofMinutes(5), true),
