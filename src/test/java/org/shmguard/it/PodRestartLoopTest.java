@@ -39,8 +39,7 @@ class PodRestartLoopTest {
 
   @Test
   void aCrashedEnginesLeakIsReapedBeforeItsRestartAndTheLoopEndsRunning() throws Exception {
-    assumeTrue(Files.isExecutable(PodRestartLoop.ROOT.resolve("usr/bin/python3")),
-        "needs the cached python root " + PodRestartLoop.ROOT + " (JobImageLaunchTest makes it)");
+    org.shmguard.testing.PythonRoot.prepare();
     assumeTrue(Files.isDirectory(Path.of("/usr/lib/python3.11/multiprocessing")), "needs the host's python3.11 library");
     try (Journald journald = Journald.start(); TmpfsMount pod = TmpfsMount.create("size=64m,mode=1777");
         Podman podman = Podman.onRoot(PodRestartLoop.ROOT)) {

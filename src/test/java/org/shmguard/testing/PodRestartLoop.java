@@ -41,8 +41,8 @@ import java.util.List;
  * in "serve" mode that finds room prints "serving" and runs until its stdin closes.
  */
 public final class PodRestartLoop {
-  /** The cached Debian root with python3 that the tests share (JobImageLaunchTest makes it). */
-  public static final Path ROOT = Path.of("/var/cache/shmguard/bookworm-python-root");
+  /** The cached Debian root with python3 that the tests share ({@link PythonRoot}). */
+  public static final Path ROOT = PythonRoot.PATH;
   /** The host's Python library, bound read-only over the root's minimal one (mmap, multiprocessing). */
   private static final Path PYTHON_LIB = Path.of("/usr/lib/python3.11");
   /** Kubernetes' back-off divided by this: 10 s becomes 1 s, 5 minutes 30 s. */
