@@ -6,7 +6,7 @@ import java.time.Duration;
  * The common shape of a family whose files are held by the processes that use them for as long
  * as they are useful, and are removed by a launcher or server that may die too: every holder
  * having exited means leaked. Reported by default, reaped when {@code families.<name>.reap} is
- * on (or a {@code reap.patterns} entry names them).
+ * on (or a {@code reap.patterns} entry names them), and on a volume whose every writer has exited.
  */
 abstract class HeldForLife implements SegmentFamily {
   @Override

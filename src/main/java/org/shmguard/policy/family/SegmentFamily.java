@@ -64,7 +64,8 @@ public interface SegmentFamily {
 
   /**
    * Whether its leaked files are reaped with no configuration at all. Only NCCL's are; the others
-   * are reaped when their creator is provably dead, or when the configuration turns them on.
+   * are reaped when their creator is provably dead, on a volume whose every writer has exited
+   * ({@link #reapedOnceWritersGone}), or when the configuration turns them on.
    */
   boolean reapedByDefault();
 
