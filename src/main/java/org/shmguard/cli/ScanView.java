@@ -11,7 +11,7 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.Assessment;
-import org.shmguard.policy.Counts;
+import org.shmguard.text.Counts;
 import org.shmguard.policy.HealthScope;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.MountFillers;

@@ -6,10 +6,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import org.shmguard.policy.CapacityPolicy;
-import org.shmguard.policy.Glob;
+import org.shmguard.text.Glob;
 import org.shmguard.policy.ReapPolicy;
 import org.shmguard.policy.RemountPolicy;
-import org.shmguard.policy.SizeSpec;
+import org.shmguard.text.SizeSpec;
 import org.shmguard.policy.family.FamilyRules;
 
 /**

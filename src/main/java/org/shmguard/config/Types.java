@@ -7,9 +7,9 @@ import java.util.Locale;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.shmguard.policy.Durations;
-import org.shmguard.policy.Glob;
-import org.shmguard.policy.SizeSpec;
+import org.shmguard.text.Durations;
+import org.shmguard.text.Glob;
+import org.shmguard.text.SizeSpec;
 
 /** The kinds of value configuration keys take. */
 final class Types {

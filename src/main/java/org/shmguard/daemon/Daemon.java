@@ -19,7 +19,7 @@ import org.shmguard.host.ProcessDetails;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.nativ.Inotify;
 import org.shmguard.nativ.Poll;
-import org.shmguard.policy.Durations;
+import org.shmguard.text.Durations;
 import org.shmguard.policy.Planner;
 import org.shmguard.systemd.ServiceNotifier;
 import org.slf4j.Logger;

@@ -40,7 +40,7 @@ public interface AdviceSource {
   static AdviceSource forDoctor(org.shmguard.config.Config config, org.shmguard.host.HostPaths paths,
       org.shmguard.policy.JobShape shape) {
     org.shmguard.policy.AdviceEngine engine = new org.shmguard.policy.AdviceEngine(config.advice().defaultLocalRanks());
-    org.shmguard.policy.HostGpus gpus = org.shmguard.advice.NvidiaProc.read(paths);
+    org.shmguard.gpu.HostGpus gpus = org.shmguard.host.NvidiaProc.read(paths);
     return judgement -> {
       List<Advice> out = new java.util.ArrayList<>();
       for (org.shmguard.model.ShmMount m : judgement.snapshot().mounts()) {

@@ -9,7 +9,7 @@ import java.util.Set;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.MountReport;
-import org.shmguard.policy.NcclFacts;
+import org.shmguard.gpu.NcclFacts;
 
 /**
  * The cross-container cuMem import failure (SCENARIOS.md #5): two or more containers on this node,

@@ -3,14 +3,14 @@ package org.shmguard.doctor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import org.shmguard.policy.Bytes;
+import org.shmguard.text.Bytes;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.MountReport;
 import org.shmguard.host.ProcessConfinement;
-import org.shmguard.policy.NcclFacts;
-import org.shmguard.policy.NcclFootprint;
+import org.shmguard.gpu.NcclFacts;
+import org.shmguard.gpu.NcclFootprint;
 
 /**
  * Is each shm mount (the host's /dev/shm, every container's and pod's) big enough, and free

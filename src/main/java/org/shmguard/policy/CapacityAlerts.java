@@ -10,6 +10,8 @@ import org.shmguard.alert.EventKind;
 import org.shmguard.model.FileKey;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Snapshot;
+import org.shmguard.text.Bytes;
+import org.shmguard.text.Counts;
 
 /**
  * Turns one pass's capacity picture into events: level changes per mount (with the hidden bytes

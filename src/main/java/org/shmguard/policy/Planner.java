@@ -33,7 +33,7 @@ public final class Planner {
   private final CapacityAlerts capacity;
   private final FileCountAlerts files = new FileCountAlerts();
   private final SegmentAlerts segments = new SegmentAlerts();
-  private final MountChanges mounts = new MountChanges();
+  private final MountAlerts mounts = new MountAlerts();
 
   /** @param topHolders how many holders of hidden bytes a capacity event names */
   public Planner(ReapPolicy reap, RemountPolicy remount, CapacityPolicy capacity, int topHolders) {

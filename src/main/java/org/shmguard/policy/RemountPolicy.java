@@ -3,6 +3,9 @@ package org.shmguard.policy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import org.shmguard.text.Bytes;
+import org.shmguard.text.Durations;
+import org.shmguard.text.SizeSpec;
 
 /**
  * Whether to grow a tmpfs, and to what size: off unless enabled, grow only, never below what is

@@ -11,7 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.shmguard.model.ShmMount;
-import org.shmguard.policy.NcclVersion;
+import org.shmguard.gpu.NcclVersion;
 
 class ShmSizeCheckTest {
   @TempDir Path root;

@@ -17,6 +17,8 @@ import org.shmguard.model.MountOrigin;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.text.Glob;
+import org.shmguard.text.SizeSpec;
 
 /** The daemon's plan after a pass, without a kernel: judgements built by hand, time passed in. */
 class PlannerTest {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
+import org.shmguard.text.SizeSpec;
 
 class RemountPolicyTest {
   private static final long MIB = 1L << 20;
