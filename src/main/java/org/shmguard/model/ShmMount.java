@@ -31,6 +31,12 @@ public record ShmMount(
     String reportOnly,
     Long ownerUid) {
 
+  /**
+   * The most processes {@code pids} lists (discovery's, over every namespace it found the mount in):
+   * a list this long may have left some out.
+   */
+  public static final int PIDS_LISTED = 4;
+
   public ShmMount {
     Objects.requireNonNull(dev, "dev");
     Objects.requireNonNull(path, "path");

@@ -23,8 +23,10 @@ import org.shmguard.model.Snapshot;
  *   <li>the /proc pass read every process;
  *   <li>no process on the host, in any namespace, holds an fd or a mapping of any file on it
  *       (visible or unlinked), and no O_PATH fd of an unknown device may be one;
- *   <li>no process of a container found showing it at /dev/shm is left (found in another mount
- *       namespace, it must name those processes, and every one has exited).
+ *   <li>no process of a container found showing it at /dev/shm is left: found in another mount
+ *       namespace, discovery must have listed every process of the namespaces that show it
+ *       (fewer than {@link ShmMount#PIDS_LISTED}), and every one has exited. A container's
+ *       processes end with its first one, which such a list holds.
  * </ul>
  * This only lets a family call an unheld file leaked at once and reap it by default (each family
  * says whether: {@link org.shmguard.policy.family.SegmentFamily#reapedOnceWritersGone}); a name's
@@ -40,7 +42,9 @@ public final class WritersGone {
       return null;
     }
     if (mount.origin() == MountOrigin.NAMESPACE) {
-      if (mount.pids().isEmpty()) {
+      // Every process of the containers found showing it, or nothing is proved: a list as long as
+      // discovery keeps may have left out the container's first process, whose end ends them all.
+      if (mount.pids().isEmpty() || mount.pids().size() >= ShmMount.PIDS_LISTED) {
         return null;
       }
       for (int pid : mount.pids()) {

@@ -49,6 +49,9 @@ class WritersGoneRowsTest {
         row(FamilyCase.of("found at a container's /dev/shm whose every process has exited: reaped")
             .file(OFFLOAD, 17 * GIB, Duration.ofSeconds(3)).onContainerMountOf(4100, 4101),
             Verdict.LEAKED, true, "and no process of the container that mounted it is left"),
+        row(FamilyCase.of("found at a container's /dev/shm with as many processes as discovery lists: proves nothing")
+            .file(OFFLOAD, 17 * GIB, Duration.ofSeconds(3)).onContainerMountOf(4100, 4101, 4102, 4103),
+            Verdict.GRACE, false, "grace is 10m"),
         row(FamilyCase.of("found at a container's /dev/shm with no process named: proves nothing")
             .file(OFFLOAD, 17 * GIB, Duration.ofSeconds(3)).onContainerMount(),
             Verdict.GRACE, false, "grace is 10m"),
