@@ -37,7 +37,7 @@ public final class Judge {
     List<Assessment> assessments = new ArrayList<>(snap.segments().size());
     Map<org.shmguard.model.Dev, String> writersGone = new HashMap<>();
     for (ShmMount m : snap.mounts()) {
-      String why = WritersGone.of(m, snap);
+      String why = WritersGone.of(m, snap, history);
       if (why != null) {
         writersGone.put(m.dev(), why);
       }
@@ -117,9 +117,8 @@ public final class Judge {
     }
     // A file whose name gives its creator's pid is never reaped while that creator may live,
     // whatever the patterns or families.<name>.reap say: it may be on its way to a receiver.
-    boolean madeAtShm = writersGone != null && mount.origin() == org.shmguard.model.MountOrigin.NAMESPACE;
     CreatorEvidence.Finding creator = verdict.reapable()
-        ? CreatorEvidence.judge(family, s, mount, snap, last, madeAtShm) : null;
+        ? CreatorEvidence.judge(family, s, mount, snap, last, writersGone != null) : null;
     if (creator != null && !creator.dead()) {
       mayReap = false;
       reason = reason + "; kept: " + creator.why();
@@ -144,8 +143,8 @@ public final class Judge {
    * Whether an unheld file on a volume whose every writer has exited is leaked at once: a file of
    * no family or of one whose holders' exit means leaked (nothing holds anything on the volume), or
    * one whose name's creator is provably dead. Python shared memory names no creator: its grace
-   * holds. On a volume found at a container's /dev/shm, its names were made there: a process that
-   * has it mounted elsewhere only is not their creator.
+   * holds. A container's volume had its names made at its /dev/shm: a process that has it mounted
+   * elsewhere only is not their creator.
    */
   private static boolean leakedOnceWritersGone(SegmentFamily family, Segment s, ShmMount mount, Snapshot snap,
       List<ProcessInfo> last) {
@@ -155,8 +154,7 @@ public final class Judge {
     if (!family.reapedOnceWritersGone()) {
       return false;
     }
-    CreatorEvidence.Finding creator = CreatorEvidence.judge(family, s, mount, snap, last,
-        mount.origin() == org.shmguard.model.MountOrigin.NAMESPACE);
+    CreatorEvidence.Finding creator = CreatorEvidence.judge(family, s, mount, snap, last, true);
     return creator != null && creator.dead();
   }
 

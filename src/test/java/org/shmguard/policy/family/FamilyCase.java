@@ -56,6 +56,7 @@ final class FamilyCase {
   private String mountPoint = "/dev/shm";
   private List<Integer> mountPids = List.of();
   private final List<Integer> otherFileHolders = new ArrayList<>();
+  private List<Integer> containerSeen = List.of();
   private final List<String> problems = new ArrayList<>();
 
   private FamilyCase(String what) {
@@ -169,6 +170,12 @@ final class FamilyCase {
     return this;
   }
 
+  /** In the pass before, discovery found the tmpfs at /dev/shm of a container whose processes were {@code pids}. */
+  FamilyCase afterContainer(Integer... pids) {
+    containerSeen = List.of(pids);
+    return this;
+  }
+
   /** A process holds another file on the same tmpfs (it maps it). */
   FamilyCase otherFileHeldBy(int pid) {
     otherFileHolders.add(pid);
@@ -200,6 +207,14 @@ final class FamilyCase {
     Segment s = new Segment(DEV, name.getBytes(StandardCharsets.UTF_8), 11, size, size, 0100600, 1000, 1, t, t,
         bornAgo == null ? -1 : nanos(NOW.minus(bornAgo)));
     HolderHistory history = HolderHistory.empty();
+    if (!containerSeen.isEmpty()) {
+      ShmMount inContainer = new ShmMount(DEV, "/proc/" + containerSeen.get(0) + "/root/dev/shm", "/dev/shm",
+          MountOrigin.NAMESPACE, "rw", "mnt:[4026532999]", containerSeen, "podman:57c282395ef3", null);
+      BitSet live = new BitSet();
+      containerSeen.forEach(live::set);
+      history = history.next(new Snapshot(NOW.minusSeconds(2), List.of(inContainer), List.of(s), HolderIndex.empty(),
+          live, Map.of(), List.of(), List.of(), true, live.cardinality()));
+    }
     if (!seenBefore.isEmpty()) {
       HolderIndex.Builder before = HolderIndex.builder();
       BitSet live = new BitSet();
