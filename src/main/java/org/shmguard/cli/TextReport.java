@@ -36,6 +36,11 @@ final class TextReport {
     }
     out.append(mounts.isEmpty() ? "No shm mounts found.\n" : mounts.render());
     for (MountReport r : j.mounts()) {
+      if (r.mount().workload() != null) {
+        out.append("  ").append(r.mount().displayName()).append(": ").append(r.mount().workload().details()).append('\n');
+      }
+    }
+    for (MountReport r : j.mounts()) {
       if (HealthScope.of(r.mount()) == HealthScope.OWNER) {
         out.append("  report only: ").append(r.mount().displayName()).append(" is ").append(HealthScope.whose(r.mount()))
             .append(", not the node's: ").append(r.mount().reportOnly()).append('\n');

@@ -144,7 +144,7 @@ public final class Daemon implements AutoCloseable {
   private static Worker.Rediscovery rediscovery(Config config, HostPaths paths) {
     // A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap.
     return new MountChanges(paths, new MountDiscovery(paths, config.namespaces().actInUserNamespaces(),
-        config.namespaces().reportLimit()), config.autoDiscover(), config.mountPaths())::devices;
+        config.namespaces().reportLimit(), config.runtimes()), config.autoDiscover(), config.mountPaths())::devices;
   }
 
   /**

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import org.shmguard.text.Bytes;
-import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.MountReport;
@@ -61,7 +60,7 @@ final class ShmSizeCheck implements Check {
       return new Ranks(ctx.ranks(), false, "planning for " + ctx.ranks() + " local ranks (--ranks)");
     }
     GpuHost gpus = ctx.gpus();
-    if (m.origin() == MountOrigin.NAMESPACE && !m.pids().isEmpty()) {
+    if (m.origin().ofContainer() && !m.pids().isEmpty()) {
       NamespaceDevices d = ctx.devices().of(m.pids().get(0));
       if (d.readable() && d.gpuCount() > 0) {
         return new Ranks(d.gpuCount(), false, "the container sees " + d.gpuCount() + " GPU(s): "
@@ -156,7 +155,7 @@ final class ShmSizeCheck implements Check {
    * there; null where that cannot be read.
    */
   static String confinementLine(ShmMount m, DoctorContext ctx) {
-    if (m.origin() != MountOrigin.NAMESPACE || m.pids().isEmpty()) {
+    if (!m.origin().ofContainer() || m.pids().isEmpty()) {
       return null;
     }
     int pid = m.pids().get(0);

@@ -143,9 +143,9 @@ public final class HolderHistory {
   private Map<Dev, List<Integer>> nextContainerProcesses(Snapshot snapshot) {
     Map<Dev, List<Integer>> next = new HashMap<>();
     for (ShmMount m : snapshot.mounts()) {
-      if (m.origin() == MountOrigin.NAMESPACE) {
+      if (m.origin().ofContainer() && !m.pids().isEmpty()) {
         // only mounts it may act on: a user's own namespaces are many, and never reaped in anyway
-        if (m.mayAct() && !m.pids().isEmpty() && m.pids().size() < ShmMount.PIDS_LISTED) {
+        if (m.mayAct() && m.pids().size() < ShmMount.PIDS_LISTED) {
           next.put(m.dev(), m.pids());
         }
       } else if (m.origin() != MountOrigin.HOST && containerProcesses.containsKey(m.dev())) {

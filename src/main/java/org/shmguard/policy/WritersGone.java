@@ -16,11 +16,13 @@ import org.shmguard.model.Snapshot;
  *
  * <p>It holds for a mount only when all of these do:
  * <ul>
- *   <li>it is a container's volume: discovery found it at /dev/shm of another mount namespace, now
- *       or in an earlier pass of this daemon ({@link HolderHistory#containerProcesses}), and
- *       listed every process of the namespaces that show it there (fewer than
- *       {@link ShmMount#PIDS_LISTED}). Never the host's /dev/shm, nor a tmpfs only configured
- *       (any host process may open a file there by path);
+ *   <li>it is a container's volume: one its runtime mounted on the host (a kubelet emptyDir,
+ *       {@link MountOrigin#VOLUME}), or one discovery found at /dev/shm of another mount namespace,
+ *       now or in an earlier pass of this daemon ({@link HolderHistory#containerProcesses}); where
+ *       a container showed it at /dev/shm, discovery listed every process of the namespaces that
+ *       show it (fewer than {@link ShmMount#PIDS_LISTED}). Never the host's /dev/shm, nor a tmpfs
+ *       only configured and never seen in a container (any host process may open a file there by
+ *       path);
  *   <li>every one of those processes has exited: a container's processes end with its first one,
  *       which such a list holds;
  *   <li>the /proc pass read every process;
@@ -44,9 +46,15 @@ public final class WritersGone {
         && (mount.mountPoint().equals("/dev/shm") || mount.mountPoint().equals("/run/shm"))) {
       return null; // the /dev/shm host processes share, whatever found it
     }
-    List<Integer> pids = mount.origin() == MountOrigin.NAMESPACE
-        ? (mount.pids().isEmpty() || mount.pids().size() >= ShmMount.PIDS_LISTED ? null : mount.pids())
-        : history.containerProcesses(mount.dev());
+    List<Integer> pids;
+    if (mount.origin().ofContainer() && !mount.pids().isEmpty()) {
+      pids = mount.pids().size() >= ShmMount.PIDS_LISTED ? null : mount.pids();
+    } else if (mount.origin() == MountOrigin.VOLUME) {
+      // a pod's or container's volume where its runtime mounted it, and no container shows it now
+      pids = history.containerProcesses(mount.dev()) == null ? List.of() : history.containerProcesses(mount.dev());
+    } else {
+      pids = mount.origin() == MountOrigin.NAMESPACE ? null : history.containerProcesses(mount.dev());
+    }
     if (pids == null) {
       return null;
     }

@@ -83,9 +83,30 @@ public final class Podman implements AutoCloseable {
 
   /** Starts {@code command} in a new container with {@code options} added to podman's; stdout is the returned process's. */
   public Process run(List<String> options, String... command) {
-    List<String> cmd = new ArrayList<>(List.of("podman", "--root", dir.resolve("storage").toString(), "--runroot",
+    return start(true, options, command);
+  }
+
+  /**
+   * As {@link #run}, without {@code --rm}: the container stays, exited, until {@link #close}
+   * (podman unmounts its /dev/shm when it exits, as its cleanup does).
+   */
+  public Process runKept(List<String> options, String... command) {
+    return start(false, options, command);
+  }
+
+  /** The containers/storage graph root (podman's {@code --root}): containers' shm is under its overlay-containers. */
+  public Path storage() {
+    return dir.resolve("storage");
+  }
+
+  private Process start(boolean remove, List<String> options, String... command) {
+    List<String> cmd = new ArrayList<>(List.of("podman", "--root", storage().toString(), "--runroot",
         dir.resolve("run").toString(), "--tmpdir", dir.resolve("tmp").toString(), "--cgroup-manager=cgroupfs",
-        "--events-backend=file", "run", "--rm", "--runtime", "runc", "--network=none", "--cgroup-parent", cgroupParent));
+        "--events-backend=file", "run"));
+    if (remove) {
+      cmd.add("--rm");
+    }
+    cmd.addAll(List.of("--runtime", "runc", "--network=none", "--cgroup-parent", cgroupParent));
     cmd.addAll(options);
     cmd.addAll(List.of("--rootfs", rootfs));
     cmd.addAll(List.of(command));

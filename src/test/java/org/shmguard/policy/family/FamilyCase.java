@@ -163,6 +163,14 @@ final class FamilyCase {
     return this;
   }
 
+  /** The tmpfs is a kubelet emptyDir found on the host; {@code pids}: the processes of containers showing it at /dev/shm. */
+  FamilyCase onPodVolume(Integer... pids) {
+    origin = MountOrigin.VOLUME;
+    mountPoint = "/var/lib/kubelet/pods/7c81/volumes/kubernetes.io~empty-dir/dshm";
+    mountPids = List.of(pids);
+    return this;
+  }
+
   /** The tmpfs was found at /dev/shm of a container whose processes were {@code pids}. */
   FamilyCase onContainerMountOf(Integer... pids) {
     origin = MountOrigin.NAMESPACE;

@@ -38,6 +38,15 @@ class WritersGoneRowsTest {
         row(FamilyCase.of("the container seen at the volume was listed in full only up to discovery's limit: grace")
             .file(OFFLOAD, 17 * GIB, Duration.ofSeconds(3)).onVolumeAt(VOLUME).afterContainer(4100, 4101, 4102, 4103),
             Verdict.GRACE, false, "grace is 10m"),
+        row(FamilyCase.of("a kubelet emptyDir found while no container of the pod runs: reaped")
+            .file(OFFLOAD, 17 * GIB, Duration.ofSeconds(3)).onPodVolume(),
+            Verdict.LEAKED, true, GONE),
+        row(FamilyCase.of("a kubelet emptyDir a running container shows at /dev/shm: grace")
+            .file(OFFLOAD, 17 * GIB, Duration.ofSeconds(3)).onPodVolume(4100).running(4100, 900),
+            Verdict.GRACE, false, "grace is 10m"),
+        row(FamilyCase.of("a kubelet emptyDir whose container, seen at it, has exited: reaped")
+            .file(OFFLOAD, 17 * GIB, Duration.ofSeconds(3)).onPodVolume(4100),
+            Verdict.LEAKED, true, GONE),
         row(FamilyCase.of("the same on the host's /dev/shm: grace, reported")
             .file(OFFLOAD, 17 * GIB, Duration.ofSeconds(3)),
             Verdict.GRACE, false, "grace is 10m"),
