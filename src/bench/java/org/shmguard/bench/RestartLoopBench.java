@@ -4,14 +4,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.shmguard.testing.KubeletLayout;
 import org.shmguard.testing.PodRestartLoop;
 import org.shmguard.testing.Podman;
 import org.shmguard.testing.TmpfsMount;
 
 /**
- * Issue 21's restart-loop row: the shipped daemon beside a pod whose engine crashes and is
- * restarted on the same /dev/shm volume (seed 002, {@link PodRestartLoop}: podman and runc, a
- * 64 MiB volume, 45 MiB left by the crash, Kubernetes' back-off scaled tenfold). Each round: the
+ * Issue 21's restart-loop row: the shipped daemon ({@code mounts: [auto]}) beside a pod whose
+ * engine crashes and is restarted on the same /dev/shm volume (seed 002, {@link PodRestartLoop}:
+ * podman and runc, a 64 MiB kubelet emptyDir laid out in the sandbox, 45 MiB left by the crash,
+ * Kubernetes' back-off scaled tenfold). Each round: the
  * engine fills the volume, the daemon sees its processes, the engine crashes, the loop restarts it
  * until a start runs. Measured: from the crash (the worker is SIGKILLed and the engine exits at
  * once) to the daemon's log line for the last of the crashed engine's files reaped, and how many
@@ -40,10 +42,13 @@ final class RestartLoopBench {
     int reapedBeforeRestart = 0;
     Bench.log("restart loop: %d rounds of a crashed engine restarted on its pod's /dev/shm", rounds);
     for (int round = 0; round < rounds; round++) {
-      try (TmpfsMount pod = TmpfsMount.create("size=64m,mode=1777"); Podman podman = Podman.onRoot(PodRestartLoop.ROOT)) {
+      try (KubeletLayout kubelet = KubeletLayout.create(); Podman podman = Podman.onRoot(PodRestartLoop.ROOT)) {
+        String uid = String.format("0d6f2c1e-7c81-4b5a-9a3e-%012d", round);
+        TmpfsMount pod = kubelet.volume(uid, "dshm", "size=64m,mode=1777");
+        kubelet.podLog("inference", "engine-" + round, uid);
         Path config = params.out().resolve("daemon-restart-loop.yaml");
-        Files.writeString(config, String.join("\n", "mounts:", "  - auto", "  - " + pod.path(), "reap:",
-            "  requireHostPidNamespace: false", "log:", "  level: info", ""));
+        Files.writeString(config, String.join("\n", "mounts:", "  - auto", "reap:", "  requireHostPidNamespace: false",
+            "log:", "  level: info", "") + kubelet.runtimesYaml());
         try (NotifyListener notify = new NotifyListener(tools, params.out().resolve("notify-restart-loop.sock"));
              DaemonProcess d = DaemonProcess.start(launch, config, notify.socket())) {
           if (notify.await("READY=1", d.startNanos(), d.startNanos() + 60 * SECOND) < 0) {
@@ -79,8 +84,8 @@ final class RestartLoopBench {
     r.put("restartLoop.failedStarts", failed);
     r.put("restartLoop.restarts", restarts);
     r.put("restartLoop.reapedBeforeFirstRestart", reapedBeforeRestart);
-    r.note("restartLoop", "seed 002 (issue 21): the shipped daemon (mounts: auto and the pod's volume, otherwise the "
-        + "defaults) beside a podman pod whose engine fills its 64 MiB /dev/shm with 45 MiB (vLLM offload region, "
+    r.note("restartLoop", "seed 002 (issue 21): the shipped daemon (mounts: [auto], otherwise the defaults; the "
+        + "kubelet root in the sandbox) beside a podman pod whose engine fills its 64 MiB /dev/shm (a kubelet emptyDir) with 45 MiB (vLLM offload region, "
         + "SGLang segments, NCCL files), crashes, and is restarted on the same volume with Kubernetes' back-off scaled "
         + "tenfold (1 s, 2 s, ...); reapMs: from the crash to the daemon's log line for the last of its files "
         + "reaped; failedStarts: restarts that found no room, over all rounds");
