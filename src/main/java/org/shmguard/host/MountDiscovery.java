@@ -38,7 +38,7 @@ import org.shmguard.nativ.ProcCalls;
 public final class MountDiscovery {
   static final String SHM = "/dev/shm";
   /** How many pids of a namespace to remember: enough to reach its mount if one exits. */
-  private static final int PIDS_PER_NAMESPACE = 4;
+  private static final int PIDS_PER_NAMESPACE = ShmMount.PIDS_LISTED;
   /** Who owns the mounts of the host's own mount namespace: its user namespace, made by root. */
   private static final Long HOSTS_UID = 0L;
 

@@ -34,6 +34,12 @@ public record ShmMount(
     Long ownerUid,
     Workload workload) {
 
+  /**
+   * The most processes {@code pids} lists (discovery's, over every namespace it found the mount in):
+   * a list this long may have left some out.
+   */
+  public static final int PIDS_LISTED = 4;
+
   public ShmMount {
     Objects.requireNonNull(dev, "dev");
     Objects.requireNonNull(path, "path");

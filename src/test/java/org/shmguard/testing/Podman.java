@@ -41,10 +41,6 @@ public final class Podman implements AutoCloseable {
   private final List<Process> started = new ArrayList<>();
   private boolean closed;
 
-  private Podman(Path dir) {
-    this(dir, dir.resolve("rootfs").toString());
-  }
-
   private Podman(Path dir, String rootfs) {
     this.dir = dir;
     this.rootfs = rootfs;
@@ -64,7 +60,7 @@ public final class Podman implements AutoCloseable {
         Files.createDirectories(dir.resolve("rootfs").resolve(d));
       }
       Files.writeString(dir.resolve("containers.conf"), "[containers]\ndefault_ulimits = []\n");
-      return new Podman(dir);
+      return new Podman(dir, dir.resolve("rootfs").toString());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -101,6 +97,11 @@ public final class Podman implements AutoCloseable {
   private java.util.Map<String, String> env() {
     return java.util.Map.of("CONTAINERS_CONF", dir.resolve("containers.conf").toString(), "XDG_RUNTIME_DIR",
         dir.resolve("xdg").toString());
+  }
+
+  /** The set-up's own directory, under the sandbox's mounts: a place for a test's scripts and cid files. */
+  public Path dir() {
+    return dir;
   }
 
   /** Starts {@code command} in a new container with {@code options} added to podman's; stdout is the returned process's. */
