@@ -31,6 +31,8 @@ import org.shmguard.testing.TestConfig;
 class ContainerRootPeerTest {
   private static final Path ROOT = Path.of("/var/cache/shmguard/bookworm-python-root");
   private static final long MIB = 1L << 20;
+  /** systemd/shmguard.service's CapabilityBoundingSet. */
+  private static final String UNIT_CAPS = "+sys_ptrace,+dac_read_search,+dac_override,+fowner,+lease,+sys_admin";
   /** A client as any program would write one: one request line, the reply to its end. */
   private static final String ASK = "import socket, sys\n"
       + "s = socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\ns.sendall((sys.argv[2] + '\\n').encode())\n"
@@ -53,8 +55,10 @@ class ContainerRootPeerTest {
     Path config = TestConfig.write("mounts: [auto]\nreap:\n  requireHostPidNamespace: false\n"
         + "advice:\n  socket: " + sockDir.resolve("advice.sock") + "\n  envFile: " + work.resolve("advice.env") + "\n"
         + "remount:\n  enabled: true\n  targetSize: 160M\n  maxSize: 192M\n  cooldown: 1h\n");
-    daemon = new ProcessBuilder(Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-        "org.shmguard.cli.Main", "daemon", "-c", config.toString())
+    // As the shipped unit runs it: its capability bounding set, no new privileges, UMask=0077.
+    daemon = new ProcessBuilder("sh", "-c", "umask 0077; exec \"$@\"", "sh", "setpriv", "--no-new-privs", "--inh-caps", "-all",
+        "--bounding-set", "-all," + UNIT_CAPS, Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp",
+        System.getProperty("java.class.path"), "org.shmguard.cli.Main", "daemon", "-c", config.toString())
         .redirectErrorStream(true).redirectOutput(work.resolve("daemon.log").toFile()).start();
     Eventually.until(() -> "the daemon's first answer; its log: " + log(), Duration.ofSeconds(60),
         () -> Files.exists(sockDir.resolve("advice.sock")) && hostAsk("CHECK v1").startsWith("OK v1"));
