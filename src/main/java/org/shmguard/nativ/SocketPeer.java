@@ -60,19 +60,41 @@ public final class SocketPeer {
   /** The descriptor of an open socket channel. */
   public static int fd(SocketChannel channel) throws IOException {
     try {
-      Field theUnsafe = Class.forName("sun.misc.Unsafe").getDeclaredField("theUnsafe");
-      theUnsafe.setAccessible(true);
-      sun.misc.Unsafe unsafe = (sun.misc.Unsafe) theUnsafe.get(null);
-      Field fdVal = channel.getClass().getDeclaredField("fdVal");
-      @SuppressWarnings("deprecation") // the one way to the descriptor that needs no JVM option
-      long offset = unsafe.objectFieldOffset(fdVal);
-      int fd = unsafe.getInt(channel, offset);
+      int fd = FdField.UNSAFE.getInt(channel, FdField.offset(channel.getClass()));
       if (fd < 0) {
         throw new IOException("the channel has no descriptor");
       }
       return fd;
-    } catch (ReflectiveOperationException | RuntimeException e) {
+    } catch (ReflectiveOperationException | RuntimeException | ExceptionInInitializerError e) {
       throw new IOException("cannot find the socket's descriptor in this JDK: " + e, e);
+    }
+  }
+
+  /** Where the JDK's socket channel keeps its descriptor, looked up once. */
+  private static final class FdField {
+    static final sun.misc.Unsafe UNSAFE = unsafe();
+    private static volatile Class<?> type;
+    private static volatile long offset;
+
+    static long offset(Class<?> c) throws ReflectiveOperationException {
+      if (type != c) {
+        Field fdVal = c.getDeclaredField("fdVal");
+        @SuppressWarnings("deprecation") // the one way to the descriptor that needs no JVM option
+        long o = UNSAFE.objectFieldOffset(fdVal);
+        offset = o;
+        type = c;
+      }
+      return offset;
+    }
+
+    private static sun.misc.Unsafe unsafe() {
+      try {
+        Field theUnsafe = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+        theUnsafe.setAccessible(true);
+        return (sun.misc.Unsafe) theUnsafe.get(null);
+      } catch (ReflectiveOperationException e) {
+        throw new IllegalStateException("sun.misc.Unsafe is not reachable", e);
+      }
     }
   }
 
