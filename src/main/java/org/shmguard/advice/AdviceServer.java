@@ -254,9 +254,9 @@ public final class AdviceServer implements Closeable {
       }
       Peer peer = peer(client);
       // Before anything is read: a refusal must cost less than an answer.
-      RequestRate.Taken token = rate.take(peer.user(), now);
+      RequestRate.Taken token = rate.take(peer.rateKey(), now);
       if (!token.admitted()) {
-        refusals.hold(client, peer.user(), rateLimited(peer), now);
+        refusals.hold(client, peer.rateKey(), rateLimited(peer), now);
         logLimited(peer, token.startsStretch(), now);
         continue;
       }
@@ -309,7 +309,7 @@ public final class AdviceServer implements Closeable {
   private void logLimited(Peer peer, boolean startsStretch, long now) {
     limitedSinceLog++;
     if (startsStretch) {
-      unloggedLimit = peer.user();
+      unloggedLimit = peer.rateKey();
     }
     if (unloggedLimit != null && now - lastLimitLog >= REFUSAL_LOG_EVERY.toNanos()) {
       LOG.warn("advice socket: {} asks more than {} requests at once or {} a second; its requests are refused"

@@ -22,6 +22,14 @@ public record Peer(String user, boolean root, int pid, String notHostRoot) {
     this(user, root, 0, null);
   }
 
+  /**
+   * Whose request rate this connection counts against: its user's, except that uid 0 outside the
+   * host's namespaces (every container's root together) has a bucket apart from the host's root.
+   */
+  String rateKey() {
+    return notHostRoot == null ? user : "uid 0 outside shmguard's namespaces";
+  }
+
   /** The user, and the pid when known, for the log. */
   String who() {
     return pid > 0 ? user + " (pid " + pid + ")" : user;

@@ -109,13 +109,33 @@ class HostRootPeerTest {
     assertThat(acted.get()).isNull();
   }
 
-  /** The reply to {@code request}, asked by /usr/bin/python3 run under {@code prefix} (words, may be empty). */
+  @Test
+  void rootOutsideTheHostsNamespacesSpendsABucketOfItsOwnNotTheHostRoots() throws Exception {
+    Path other = Sandbox.MOUNTS.resolve("advice-rate-" + ProcessHandle.current().pid() + ".sock");
+    Judgement j = Engine.create(TestConfig.load(TestConfig.watching(shm.path(), "2m")), HostPaths.system()).judge();
+    try (AdviceServer small = AdviceServer.bind(other, new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
+        HostActions.none()), AdviceServer.Limits.of(Duration.ofSeconds(5), 4).withRate(2, 1)).start()) {
+      List<String> replies = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        replies.add(ask("unshare --mount", other, "PING"));
+      }
+      assertThat(replies).containsExactly("OK v1\npong\n", "OK v1\npong\n",
+          "ERR v1 rate-limited root asked more than 2 requests at once or 1 a second; answered again once it asks less often\n");
+      assertThat(ask("", other, "PING")).as("the host's root has its own bucket").isEqualTo("OK v1\npong\n");
+    }
+  }
+
   private String ask(String prefix, String request) {
+    return ask(prefix, socket, request);
+  }
+
+  /** The reply to {@code request}, asked by /usr/bin/python3 run under {@code prefix} (words, may be empty). */
+  private String ask(String prefix, Path at, String request) {
     List<String> command = new ArrayList<>();
     if (!prefix.isEmpty()) {
       command.addAll(List.of(prefix.split(" ")));
     }
-    command.addAll(List.of("/usr/bin/python3", "-I", "-S", "-c", ASK, socket.toString(), request));
+    command.addAll(List.of("/usr/bin/python3", "-I", "-S", "-c", ASK, at.toString(), request));
     Cmd.Result r = Cmd.exec(command.toArray(String[]::new));
     assertThat(r.status()).as(r.err()).isZero();
     return r.out();
