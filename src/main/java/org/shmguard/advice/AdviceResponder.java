@@ -4,13 +4,13 @@ import java.util.function.Supplier;
 import org.shmguard.policy.AdviceEngine;
 import org.shmguard.policy.Advice;
 import org.shmguard.policy.JobShape;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.MountSpace;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.Judgement;
-import org.shmguard.policy.NcclVersion;
+import org.shmguard.gpu.NcclVersion;
 
 /**
  * Answers one parsed request: the protocol's meaning, apart from the socket that carries it.
@@ -37,8 +37,13 @@ public final class AdviceResponder {
   /** The whole reply: "OK v1" and the body, each line ending in a newline. */
   public String respond(Request req, Peer peer) throws ProtocolException {
     if (req.verb().rootOnly() && !peer.root()) {
-      throw new ProtocolException(ProtocolException.DENIED, req.verb() + (req.verb().changesHost() ? " changes the host"
-          : " shows every user's processes") + " and only root may ask it; " + peer.user() + " may ask ADVISE, CHECK and PING");
+      String what = req.verb() + (req.verb().changesHost() ? " changes the host" : " shows every user's processes");
+      if (peer.notHostRoot() != null) {
+        throw new ProtocolException(ProtocolException.DENIED, what + " and needs root of the host; this peer is uid 0 but "
+            + peer.notHostRoot() + ", and may ask ADVISE, CHECK and PING");
+      }
+      throw new ProtocolException(ProtocolException.DENIED, what + " and only root may ask it; " + peer.user()
+          + " may ask ADVISE, CHECK and PING");
     }
     return switch (req.verb()) {
       case PING -> ok("pong\n");

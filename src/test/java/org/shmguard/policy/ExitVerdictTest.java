@@ -22,6 +22,7 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.text.Glob;
 
 /** The exit path's verdict without a kernel: a held file whose every holder has gone, and what keeps it off that path. */
 class ExitVerdictTest {
