@@ -101,7 +101,8 @@ class ExitPathSafetyTest {
         assertThat(seg).doesNotExist();
         assertThat(reaped.alert().field("SHM_REASON")).contains("every process that held it has exited")
             .contains("each exit seen on its pidfd");
-        assertThat(daemon.status().reaped()).isEqualTo(1);
+        // the alert is raised by the pass before it updates the status: wait for that pass to end
+        Eventually.until("the status counts the reap", PATIENCE, () -> daemon.status().reaped() == 1);
       }
     }
   }
