@@ -237,6 +237,11 @@ public final class Daemon implements AutoCloseable {
   @Override
   public void close() {
     stop();
+    if (thread == null) { // made, never begun (the advice socket could not start): nothing runs
+      worker.abandon();
+      poll.close();
+      return;
+    }
     try {
       if (!worker.awaitStopped(Duration.ofSeconds(30))) {
         LOG.warn("the worker did not stop within 30s");

@@ -98,13 +98,14 @@ public final class Service implements AutoCloseable {
     }
     MetricsOutputs metrics = MetricsOutputs.start(config, journal);
     AdviceService advice = null;
+    Daemon daemon = null;
     try {
       Outputs outputs = new Outputs(journal.describe() + "; counted in the metrics")
           .add(new AlertOutput(journal)).add(metrics);
       Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC()).dryRun(config.reap().dryRun());
       HolderState state = HolderState.at(options.stateDirectory(), paths);
       ServiceNotifier notifier = ServiceNotifier.fromEnvironment();
-      Daemon daemon = Daemon.create(config, paths, outputs, notifier, remounter, PassThread.DEADLINE, state);
+      daemon = Daemon.create(config, paths, outputs, notifier, remounter, PassThread.DEADLINE, state);
       advice = startAdvice(config, paths, daemon, scans);
       if (advice != null) {
         advice.onAnswer(metrics::adviceAnswered);
@@ -112,9 +113,12 @@ public final class Service implements AutoCloseable {
       }
       daemon.begin();
       ConfigReload reload = options.reloadFrom() == null ? null
-          : new ConfigReload(options.reloadFrom(), config, daemon, c -> { }, options.logLevel(), outputs.sink(), notifier);
+          : new ConfigReload(options.reloadFrom(), config, daemon, options.logLevel(), outputs.sink(), notifier);
       return new Service(metrics, advice, daemon, state, reload);
     } catch (IOException | RuntimeException | Error e) {
+      if (daemon != null) {
+        daemon.close();
+      }
       if (advice != null) {
         advice.close();
       }

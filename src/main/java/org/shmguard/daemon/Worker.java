@@ -210,6 +210,12 @@ final class Worker implements Runnable {
     poll.wake();
   }
 
+  /** Releases the watches of a worker whose loop never ran. */
+  void abandon() {
+    exits.close();
+    mounts.close();
+  }
+
   boolean awaitStopped(Duration d) throws InterruptedException {
     return done.await(d.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
   }
