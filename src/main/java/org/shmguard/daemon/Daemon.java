@@ -142,6 +142,11 @@ public final class Daemon implements AutoCloseable {
     }
   }
 
+  /** The worker thread's side of this daemon (tests ask it directly). */
+  Worker worker() {
+    return worker;
+  }
+
   /** What root may ask over the advice socket (a clean pass, a remount): requests to this daemon's worker. */
   RootRequests rootRequests() {
     return new RootRequests(worker);

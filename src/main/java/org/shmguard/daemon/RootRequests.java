@@ -1,5 +1,6 @@
 package org.shmguard.daemon;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -34,7 +35,7 @@ final class RootRequests implements HostActions {
 
   @Override
   public String remount(ShmMount mount, Long sizeBytes) throws ProtocolException {
-    PassReport report = await(worker.remountNow(mount, sizeBytes, REMOUNT_TRIGGER));
+    PassReport report = await(worker.remountNow(mount, sizeBytes, REMOUNT_TRIGGER, Duration.ofSeconds(TIMEOUT_SECONDS)));
     if (report == null) {
       throw new ProtocolException(ProtocolException.UNAVAILABLE, "this daemon does not remount");
     }

@@ -193,10 +193,18 @@ final class Worker implements Runnable {
    * Root's remount: {@code mount} grown to {@code sizeBytes} (null: the configured target) on the
    * pass thread, after any pass running there, as the remount policy allows; its report (the
    * outcome and its alert) is told to every output, then completes the future. Null in the
-   * future when the daemon has no remounter.
+   * future when the daemon has no remounter. A request still waiting after {@code within} (a pass
+   * stuck in the kernel held the thread, and the caller was told it failed) is dropped, never
+   * carried out late.
    */
-  CompletableFuture<PassReport> remountNow(ShmMount mount, Long sizeBytes, String trigger) {
+  CompletableFuture<PassReport> remountNow(ShmMount mount, Long sizeBytes, String trigger, Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
     return passThread.submit(() -> {
+      if (System.nanoTime() - deadline > 0) {
+        LOG.warn("not remounting {} ({}): the request waited over {} s for a pass to end", mount.displayName(), trigger,
+            within.toSeconds());
+        throw new IllegalStateException("the request waited too long");
+      }
       PassReport r = engine.remount(mount, sizeBytes, trigger);
       if (r != null) {
         outputs.export(r);

@@ -48,4 +48,19 @@ class RootRequestsTest {
         "EPERM", "", ""))).isInstanceOf(ProtocolException.class)
         .satisfies(e -> assertThat(((ProtocolException) e).code()).isEqualTo(ProtocolException.FAILED));
   }
+
+  @Test
+  void aRemountThatWaitedPastItsTimeIsDroppedNotCarriedOutLate() throws Exception {
+    try (TmpfsMount shm = TmpfsMount.create("size=16m,mode=1777")) {
+      Config config = TestConfig.load(TestConfig.watching(shm.path(), "1h"));
+      try (Daemon daemon = Daemon.create(config, HostPaths.system(), new Outputs("test"), ServiceNotifier.none(), null,
+          PassThread.DEADLINE, HolderState.NONE).begin()) {
+        var mount = daemon.passNow().get().judgement().mounts().get(0).mount();
+
+        var late = daemon.worker().remountNow(mount, null, RootRequests.REMOUNT_TRIGGER, java.time.Duration.ZERO);
+
+        assertThatThrownBy(late::get).hasMessageContaining("the request waited too long");
+      }
+    }
+  }
 }
