@@ -2,7 +2,7 @@ package org.shmguard.advice;
 
 import java.util.function.Supplier;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.MountSpace;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;

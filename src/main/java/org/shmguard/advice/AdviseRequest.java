@@ -4,10 +4,10 @@ import java.util.Objects;
 import org.shmguard.model.Dev;
 import org.shmguard.policy.Advice;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.JobShape;
 import org.shmguard.policy.MountSpace;
-import org.shmguard.policy.NcclVersion;
+import org.shmguard.gpu.NcclVersion;
 
 /**
  * One ADVISE request, the one place its grammar lives in Java: {@link #line} writes it (for

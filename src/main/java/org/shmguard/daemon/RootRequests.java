@@ -9,7 +9,7 @@ import org.shmguard.advice.HostActions;
 import org.shmguard.advice.ProtocolException;
 import org.shmguard.engine.PassReport;
 import org.shmguard.model.ShmMount;
-import org.shmguard.policy.Counts;
+import org.shmguard.text.Counts;
 import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.remedy.RemountOutcome;
 

@@ -95,7 +95,7 @@ public final class Engine {
   private static Observer observer(Config config, HostPaths paths, Clock clock) {
     return new Observer(paths, config.autoDiscover(), config.mountPaths(),
         config.namespaces().actInUserNamespaces(), clock, selection(config), config.reap().examineTotal(),
-        config.namespaces().reportLimit())
+        config.namespaces().reportLimit(), config.runtimes())
         .lookingUpCreators(config.reap().policy().families()::creatorPid);
   }
 

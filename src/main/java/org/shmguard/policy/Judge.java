@@ -18,6 +18,8 @@ import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.family.FamilySettings;
 import org.shmguard.policy.family.SegmentFamily;
+import org.shmguard.text.Durations;
+import org.shmguard.text.Glob;
 
 /**
  * The decide stage: verdicts for every segment, hidden usage for every mount, and the reap plan.

@@ -4,8 +4,8 @@ import java.util.List;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.Assessment;
-import org.shmguard.policy.Bytes;
-import org.shmguard.policy.Durations;
+import org.shmguard.text.Bytes;
+import org.shmguard.text.Durations;
 import org.shmguard.policy.HealthScope;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.MountReport;
@@ -36,6 +36,11 @@ public final class ScanText {
           m.origin().label() + (HealthScope.of(m) == HealthScope.NODE ? "" : " (" + HealthScope.whose(m) + ", report only)"));
     }
     out.append(mounts.isEmpty() ? "No shm mounts found.\n" : mounts.render());
+    for (MountReport r : j.mounts()) {
+      if (r.mount().workload() != null) {
+        out.append("  ").append(r.mount().displayName()).append(": ").append(r.mount().workload().details()).append('\n');
+      }
+    }
     for (MountReport r : j.mounts()) {
       if (HealthScope.of(r.mount()) == HealthScope.OWNER) {
         out.append("  report only: ").append(r.mount().displayName()).append(" is ").append(HealthScope.whose(r.mount()))

@@ -10,7 +10,7 @@ import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.Judgement;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;

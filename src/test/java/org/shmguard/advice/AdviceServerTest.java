@@ -7,7 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.testing.Sandbox;
 
 /** The server over a real Unix socket: it answers, refuses what is malformed, and leaves no file behind. */
