@@ -2,15 +2,12 @@ package org.shmguard.advice;
 
 import java.util.function.Supplier;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.policy.Advice;
-import org.shmguard.policy.JobShape;
 import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.MountSpace;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.Judgement;
-import org.shmguard.gpu.NcclVersion;
 
 /**
  * Answers one parsed request: the protocol's meaning, apart from the socket that carries it.
@@ -90,65 +87,20 @@ public final class AdviceResponder {
 
   /** An answer to a client: the advice, reported to the listener. */
   private String answer(Request req) throws ProtocolException {
-    Advised a = advised(req);
-    answered.accept(a.advice().action().label(), a.mount());
+    AdviseRequest q = AdviseRequest.of(req);
+    ShmMount m = mount(req.arg("dev"));
+    AdviseRequest.Answer a = advised(q, m);
+    answered.accept(a.advice().action().label(), m);
     return a.text();
   }
 
-  /** The advice for the request's mount and shape, in its format. */
-  public String advise(Request req) throws ProtocolException {
-    return advised(req).text();
+  /** The advice for the request's mount ({@code q.dev()}, or the host's /dev/shm) and job, in its format. */
+  public String advise(AdviseRequest q) throws ProtocolException {
+    return advised(q, mount(q.dev() == null ? null : q.dev().toString())).text();
   }
 
-  private record Advised(Advice advice, ShmMount mount, String text) {}
-
-  private Advised advised(Request req) throws ProtocolException {
-    String format = req.args().getOrDefault("format", "env");
-    if (!format.equals("env") && !format.equals("json")) {
-      throw new ProtocolException(ProtocolException.BAD_REQUEST, "format must be env or json, not \"" + Request.clip(format) + "\"");
-    }
-    JobShape shape = shape(req);
-    Judgement j = judgement();
-    ShmMount m = mount(req.arg("dev"));
-    Advice a = engine.advise(space(m, j), shape, gpus.get());
-    return new Advised(a, m, format.equals("json") ? AdviceFormat.json(a) : AdviceFormat.env(a));
-  }
-
-  /** The job a request describes; every key optional (ranks, nccl, nodes, p2p, procs, numa). */
-  static JobShape shape(Request req) throws ProtocolException {
-    try {
-      String nccl = req.arg("nccl");
-      return new JobShape(count(req, "ranks", JobShape.MAX_RANKS), nccl == null ? null : NcclVersion.parse(nccl),
-          count(req, "nodes", JobShape.MAX_NODES), yesNo(req, "p2p"), count(req, "procs", JobShape.MAX_RANKS),
-          yesNo(req, "numa"));
-    } catch (IllegalArgumentException e) {
-      throw new ProtocolException(ProtocolException.BAD_REQUEST, e.getMessage());
-    }
-  }
-
-  private static Integer count(Request req, String key, int max) throws ProtocolException {
-    String v = req.arg(key);
-    if (v == null) {
-      return null;
-    }
-    if (!v.matches("[0-9]{1,9}") || Integer.parseInt(v) < 1 || Integer.parseInt(v) > max) {
-      throw new ProtocolException(ProtocolException.BAD_REQUEST, key + " must be a whole number from 1 to " + max
-          + ", not \"" + Request.clip(v) + "\"");
-    }
-    return Integer.valueOf(v);
-  }
-
-  private static Boolean yesNo(Request req, String key) throws ProtocolException {
-    String v = req.arg(key);
-    if (v == null) {
-      return null;
-    }
-    return switch (v) {
-      case "yes" -> Boolean.TRUE;
-      case "no" -> Boolean.FALSE;
-      default -> throw new ProtocolException(ProtocolException.BAD_REQUEST, key + " must be yes or no, not \""
-          + Request.clip(v) + "\"");
-    };
+  private AdviseRequest.Answer advised(AdviseRequest q, ShmMount m) throws ProtocolException {
+    return q.answer(engine, space(m, judgement()), gpus.get());
   }
 
   /** The room in {@code m} as the judgement's pass measured it, with what it found leaked there. */

@@ -5,7 +5,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
-import org.shmguard.engine.Engine;
 import org.shmguard.host.HolderScanner;
 import org.shmguard.host.HostPaths;
 import org.shmguard.host.ProcessExits;
@@ -31,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * check). Its cost does not grow with the mounts' files, only with the processes' fd tables.
  *
  * <p>What it reaped is reported with the next full pass: its outcomes join that pass's
- * ({@link #merged}), so the journal, the metrics and the status count them as any reap. Where it
+ * ({@link #takeReaped}, given to {@code Engine.pass}), so the journal, the metrics and the status count them as any reap. Where it
  * reaped everything the exited holders left, that pass waits until exits have been quiet for
  * {@link #QUIET_NANOS} (at most {@link #MOST_DEFERRED_NANOS} after the first), so a crash of many
  * ranks is reaped exit by exit instead of behind one full pass each; where it left something
@@ -178,15 +177,11 @@ final class ExitReaps {
     pending.clear();
   }
 
-  /** {@code pass} with what this path reaped since the last pass before its own outcomes. */
-  synchronized Engine.Pass merged(Engine.Pass pass) {
+  /** What this path reaped since the last pass, for that pass to report first; forgotten here. Runs on the pass thread. */
+  synchronized List<ReapOutcome> takeReaped() {
     firstDeferred = -1;
-    if (pending.isEmpty()) {
-      return pass;
-    }
-    List<ReapOutcome> all = new ArrayList<>(pending);
+    List<ReapOutcome> all = List.copyOf(pending);
     pending.clear();
-    all.addAll(pass.outcomes());
-    return new Engine.Pass(pass.judgement(), all, pass.dryRun(), pass.took());
+    return all;
   }
 }

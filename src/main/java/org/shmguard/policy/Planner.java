@@ -17,15 +17,16 @@ import org.shmguard.model.ShmMount;
  * both the capacity alerts and the remount trigger follow), each failed NCCL allocation once, a
  * crowded mount once, fresh advice, a remount for a mount that has just become critical or where
  * an NCCL segment could not be extended (a job needed more room than it had), and
- * when a segment leaves its grace. Once the reap is carried out, {@link #report} plans the
- * alerts about its outcomes and about mounts that came or went. No I/O and no clock of its own;
- * one pass at a time asks, since it remembers what it raised.
+ * when a segment leaves its grace. Once the plan is carried out, {@link #report} plans the
+ * alerts about its outcomes (through {@link OutcomeAlerts}, the one place an outcome becomes an
+ * alert) and about mounts that came or went. No I/O and no clock of its own; one pass at a time
+ * asks (the engine's pass, on one thread), since it remembers what it raised.
  *
  * <pre>{@code
  * Planner planner = new Planner(reapPolicy, remountPolicy, capacityPolicy, 3);
  * Plan plan = planner.next(judgement, dryRun);              // Reap, Raise..., Advise, Remount...
- * List<ReapOutcome> outcomes = ...;                         // the act stage carries the Reap
- * List<Action> report = planner.report(judgement, outcomes, stalledPaths);   // Raise...
+ * ...                                                       // the engine's actor carries Reap, Remount
+ * List<Alert> alerts = planner.alerts(judgement, plan, reaps, remounts, stalledPaths);
  * }</pre>
  */
 public final class Planner {
@@ -38,7 +39,7 @@ public final class Planner {
   private RemountPolicy remount;
   private final CapacityAlerts capacity;
   private final FileCountAlerts files = new FileCountAlerts();
-  private final SegmentAlerts segments = new SegmentAlerts();
+  private final OutcomeAlerts outcomes = new OutcomeAlerts();
   private final MountAlerts mounts = new MountAlerts();
 
   /** @param topHolders how many holders of hidden bytes a capacity event names */
@@ -94,14 +95,36 @@ public final class Planner {
    * since the last pass, then each reap with its evidence, each leak not reaped once, and an
    * incomplete /proc pass once per stretch.
    *
-   * @param outcomes what the act stage reported for the plan's {@link Action.Reap} (none if it had none)
+   * @param reaps what the act stage reported for the plan's {@link Action.Reap} (none if it had none)
    * @param stalledPaths paths whose walks have not returned: a mount behind one is gone for now, not for good
    */
-  public List<Action> report(Judgement j, List<? extends ReapResult> outcomes, Set<String> stalledPaths) {
+  public List<Action> report(Judgement j, List<? extends ReapResult> reaps, Set<String> stalledPaths) {
     List<Action> actions = new ArrayList<>();
     mounts.report(j.snapshot(), stalledPaths, a -> actions.add(new Action.Raise(a)));
-    segments.report(j, outcomes, a -> actions.add(new Action.Raise(a)));
+    outcomes.report(j, reaps, a -> actions.add(new Action.Raise(a)));
     return actions;
+  }
+
+  /**
+   * Every alert of a pass, in the order operators hear them: mounts that came or went, the reap's
+   * outcomes (both from {@link #report}), the plan's own alerts, then each remount's outcome.
+   *
+   * @param plan the plan {@link #next} made for {@code j}
+   * @param remounts what the act stage reported for the plan's {@link Action.Remount}s
+   */
+  public List<Alert> alerts(Judgement j, Plan plan, List<? extends ReapResult> reaps,
+      List<? extends RemountResult> remounts, Set<String> stalledPaths) {
+    List<Alert> alerts = new ArrayList<>();
+    for (Action a : report(j, reaps, stalledPaths)) {
+      alerts.add(((Action.Raise) a).alert());
+    }
+    for (Action a : plan.actions()) {
+      if (a instanceof Action.Raise r) {
+        alerts.add(r.alert());
+      }
+    }
+    remounts.forEach(o -> alerts.add(OutcomeAlerts.remounted(o)));
+    return alerts;
   }
 
   /** The journal summary of the last judgement: one event per mount, with its level and what was reaped so far. */

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import org.junit.jupiter.api.Test;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.ShmMount;
 import org.shmguard.testing.CliRun;
@@ -39,7 +40,7 @@ class PodVolumeAttackTest {
     return k;
   }
 
-  private static boolean anyVolumeOf(Engine.Pass pass, String uid) {
+  private static boolean anyVolumeOf(PassReport pass, String uid) {
     return pass.judgement().snapshot().mounts().stream().map(ShmMount::workload)
         .anyMatch(w -> w != null && uid.equals(w.podUid()));
   }
@@ -51,7 +52,7 @@ class PodVolumeAttackTest {
       try (UserNsAttacker a = UserNsAttacker.mountsTmpfsAt(dir)) {
         Path planted = Path.of("/proc", Integer.toString(a.pid()), "root").resolve(dir.toString().substring(1)).resolve("nccl-Atk001");
         assertThat(Files.size(planted)).isEqualTo(4100);
-        Engine.Pass pass = Engine.create(TestConfig.load(config(k, k.runtimesYaml())), HostPaths.system()).clean(false);
+        PassReport pass = Engine.create(TestConfig.load(config(k, k.runtimesYaml())), HostPaths.system()).clean(false);
         assertThat(anyVolumeOf(pass, UID)).as("their tmpfs taken for the pod's volume").isFalse();
         assertThat(pass.outcomes()).noneMatch(o -> o.candidate().segment().displayName().equals("nccl-Atk001"));
         assertThat(Files.size(planted)).isEqualTo(4100);
@@ -70,7 +71,7 @@ class PodVolumeAttackTest {
       Cmd.run("chown", "65534:65534", dir.toString());
       try (FuseFixture fs = FuseFixture.ofNobodyAt(dir)) {
         assertThat(Files.readAllLines(Path.of("/proc/self/mountinfo"))).anyMatch(l -> l.contains(" " + dir + " ") && l.contains(" - fuse"));
-        Engine.Pass pass = Engine.create(TestConfig.load(config(k, k.runtimesYaml())), HostPaths.system()).clean(false);
+        PassReport pass = Engine.create(TestConfig.load(config(k, k.runtimesYaml())), HostPaths.system()).clean(false);
         assertThat(anyVolumeOf(pass, UID)).isFalse();
         assertThat(pass.judgement().snapshot().mounts()).noneMatch(m -> m.path().equals(dir.toString()));
       }

@@ -1,4 +1,4 @@
-package org.shmguard.cli;
+package org.shmguard.view;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -200,7 +200,7 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     return out;
   }
 
-  static SegmentView segment(Assessment a, Snapshot snap) {
+  public static SegmentView segment(Assessment a, Snapshot snap) {
     return segment(a, snap, false);
   }
 
