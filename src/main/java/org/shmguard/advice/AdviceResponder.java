@@ -26,6 +26,7 @@ public final class AdviceResponder {
   private volatile java.util.function.BiConsumer<String, ShmMount> answered = (action, mount) -> { };
   private volatile HealthAnswer health;
   private volatile ScanAnswer scans;
+  private volatile org.shmguard.remedy.ContainerShmSizer containers;
 
   public AdviceResponder(Supplier<Judgement> view, Supplier<HostGpus> gpus, AdviceEngine engine, HostActions actions) {
     this.view = view;
@@ -47,6 +48,7 @@ public final class AdviceResponder {
       case SCAN -> ok(scan(req));
       case REMOUNT -> ok(actions.remount(mount(req.arg("dev")), size(req.arg("size"))) + "\n");
       case CLEAN -> ok(actions.clean(bool(req.arg("dry-run"))) + "\n");
+      case PREPARE -> ok(PrepareAnswer.body(req, gpus.get(), containers));
     };
   }
 
@@ -62,6 +64,12 @@ public final class AdviceResponder {
       throw new ProtocolException(ProtocolException.UNAVAILABLE, "this server does not answer CHECK");
     }
     return h.body(view.get());
+  }
+
+  /** Answers root's PREPARE (a starting container's /dev/shm, from its OCI hook) from now on with {@code sizer}. */
+  public AdviceResponder sizeContainers(org.shmguard.remedy.ContainerShmSizer sizer) {
+    this.containers = sizer;
+    return this;
   }
 
   /** Answers SCAN from now on with {@code s}'s rendering of the latest judgement. */

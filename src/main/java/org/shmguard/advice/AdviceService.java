@@ -67,6 +67,11 @@ public final class AdviceService implements Consumer<Judgement>, Closeable {
     return service;
   }
 
+  /** Sizes starting containers' /dev/shm with {@code sizer} when root asks PREPARE (the OCI hook). */
+  public void sizeContainers(org.shmguard.remedy.ContainerShmSizer sizer) {
+    responder.sizeContainers(sizer);
+  }
+
   /** Told the action of every ADVISE answer and the mount it was about (metrics count them). */
   public void onAnswer(java.util.function.BiConsumer<String, ShmMount> listener) {
     responder.onAnswer(listener);

@@ -68,6 +68,8 @@ final class DaemonAdvice implements Closeable {
       try {
         advice.service = AdviceService.start(config, paths, advice.actions(), scans);
         advice.service.onAnswer(answered);
+        advice.service.sizeContainers(new org.shmguard.remedy.ContainerShmSizer(new org.shmguard.host.ContainerShmFinder(paths,
+            config.namespaces().actInUserNamespaces()), remounter));
       } catch (SocketInUseException e) {
         throw e;
       } catch (IOException e) {

@@ -16,9 +16,13 @@ import java.io.IOException;
 public final class Pidfd {
   // The generic syscall table gives pidfd_open the same number on x86_64 and arm64.
   private static final long SYS_PIDFD_OPEN = 434;
+  private static final long SYS_PIDFD_SEND_SIGNAL = 424;
+  private static final int ESRCH = 3;
 
   interface LibC extends Library {
     long syscall(long number, long pid, long flags) throws LastErrorException;
+
+    long syscall(long number, long pidfd, long sig, com.sun.jna.Pointer info, long flags) throws LastErrorException;
 
     int close(int fd) throws LastErrorException;
   }
@@ -38,6 +42,22 @@ public final class Pidfd {
       return (int) Lib.C.syscall(SYS_PIDFD_OPEN, pid, 0);
     } catch (LastErrorException e) {
       throw NativeErrors.io("pidfd_open " + pid, e);
+    }
+  }
+
+  /**
+   * Whether the process of pidfd {@code fd} is still running (signal 0 through the pidfd, which
+   * names that process even after its pid is reused): false once it has exited.
+   */
+  public static boolean alive(int fd) throws IOException {
+    try {
+      Lib.C.syscall(SYS_PIDFD_SEND_SIGNAL, fd, 0, null, 0);
+      return true;
+    } catch (LastErrorException e) {
+      if (e.getErrorCode() == ESRCH) {
+        return false;
+      }
+      throw NativeErrors.io("pidfd_send_signal", e);
     }
   }
 

@@ -76,6 +76,35 @@ public final class Remounter {
     this.listener = l;
   }
 
+  /** The policy it decides with now (a reload may change it). */
+  public RemountPolicy policy() {
+    return policy;
+  }
+
+  /** The host's memory, which percentages of the policy are of. */
+  public long ramBytes() {
+    return ramBytes;
+  }
+
+  /**
+   * Forgets when {@code dev} was last remounted: for a tmpfs made moments ago (a starting
+   * container's), whose anonymous device number the kernel may have reused from a tmpfs removed
+   * since, and whose cooldown that was.
+   */
+  public void forget(Dev dev) {
+    lastRemount.remove(dev);
+  }
+
+  /**
+   * Reports an outcome decided before a remount was tried (a container's /dev/shm that is already
+   * large enough, say): logged and handed to the listener as one it made itself.
+   */
+  public RemountOutcome report(RemountOutcome o) {
+    LOG.info("{}", o.summary());
+    listener.accept(o);
+    return o;
+  }
+
   /** What the daemon calls when a mount passes its critical threshold: grow it to the configured target. */
   public RemountOutcome onCritical(ShmMount mount) {
     return grow(mount, null, "it passed the critical threshold");

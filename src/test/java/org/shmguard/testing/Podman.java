@@ -37,6 +37,8 @@ public final class Podman implements AutoCloseable {
   /** Every container's cgroup goes under this parent of the set-up's own, removed by {@link #close}. */
   private final String cgroupParent;
   private final List<Process> started = new ArrayList<>();
+  /** podman's own options, before "run" (--hooks-dir). */
+  private final List<String> podmanOptions = new ArrayList<>();
   private boolean closed;
 
   private Podman(Path dir) {
@@ -63,11 +65,23 @@ public final class Podman implements AutoCloseable {
     }
   }
 
+  /** Runs every container with the OCI hooks configured in {@code dir} (podman's --hooks-dir). */
+  public Podman withHooksDir(Path dir) {
+    podmanOptions.addAll(List.of("--hooks-dir", dir.toString()));
+    return this;
+  }
+
+  /** The busybox root filesystem every container runs in; a test may add files to it. */
+  public Path rootfs() {
+    return dir.resolve("rootfs");
+  }
+
   /** Starts {@code command} in a new container with {@code options} added to podman's; stdout is the returned process's. */
   public Process run(List<String> options, String... command) {
     List<String> cmd = new ArrayList<>(List.of("podman", "--root", dir.resolve("storage").toString(), "--runroot",
         dir.resolve("run").toString(), "--tmpdir", dir.resolve("tmp").toString(), "--cgroup-manager=cgroupfs",
         "--events-backend=file", "run", "--rm", "--runtime", "runc", "--network=none", "--cgroup-parent", cgroupParent));
+    cmd.addAll(1, podmanOptions);
     cmd.addAll(options);
     cmd.addAll(List.of("--rootfs", dir.resolve("rootfs").toString()));
     cmd.addAll(List.of(command));
