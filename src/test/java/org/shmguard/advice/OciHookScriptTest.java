@@ -75,6 +75,10 @@ class OciHookScriptTest {
     assertThat(asked).containsExactly("PREPARE v1 container=c0ffee0000000000000000000000000000000000000000000000000000000001 pid=4242"
         + " gpus=4 root=" + dir.resolve("bundle/rootfs"));
     asked.clear();
+    // A state written over several lines (no runtime here does) is read whole all the same.
+    assertThat(hook(spec("\"NVIDIA_VISIBLE_DEVICES=0,1\"", "[]", "{}", "\"/merged\"").replace(",", ",\n ")).status).isZero();
+    assertThat(asked).singleElement().satisfies(a -> assertThat(a).endsWith(" pid=4242 gpus=2 root=/merged"));
+    asked.clear();
     hook(spec("\"NVIDIA_VISIBLE_DEVICES=all\"", "[]", "{}", "\"/merged\""));
     hook(spec("\"NVIDIA_VISIBLE_DEVICES=void\"", "[{\"path\":\"/dev/nvidia0\"},{\"path\":\"/dev/nvidiactl\"},{\"path\":\"/dev/nvidia1\"}]",
         "{}", "\"/merged\""));
