@@ -37,10 +37,26 @@ public final class CdiSpec {
         + "  - name: " + DEVICE + "\n"
         + "    containerEdits:\n"
         + "      env:\n"
-        + "        - SHMGUARD_ADVICE_SOCKET=" + socket.toAbsolutePath().normalize() + "\n"
+        + "        - " + quoted("SHMGUARD_ADVICE_SOCKET=" + socket.toAbsolutePath().normalize()) + "\n"
         + "      mounts:\n"
-        + "        - hostPath: " + dir + "\n"
-        + "          containerPath: " + dir + "\n"
+        + "        - hostPath: " + quoted(dir.toString()) + "\n"
+        + "          containerPath: " + quoted(dir.toString()) + "\n"
         + "          options: [ro, nosuid, nodev, noexec, rbind]\n";
+  }
+
+  /** A YAML double-quoted scalar: a path may hold what a plain one cannot (": ", " #"). */
+  private static String quoted(String s) {
+    StringBuilder sb = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      if (c == '"' || c == '\\') {
+        sb.append('\\');
+      }
+      if (c < 0x20 || c == 0x7f) {
+        sb.append(String.format("\\x%02x", (int) c));
+      } else {
+        sb.append(c);
+      }
+    }
+    return sb.append('"').toString();
   }
 }

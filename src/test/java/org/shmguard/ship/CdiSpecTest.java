@@ -43,8 +43,13 @@ class CdiSpecTest {
       Files.writeString(spec, "old");
       assertThat(Main.run("cdi", "generate", "-c", config.toString(), "--output", spec.toString())).isZero();
       assertThat(Files.readString(spec)).contains("SHMGUARD_ADVICE_SOCKET=/run/gpu-shm/advice.sock")
-          .contains("hostPath: /run/gpu-shm\n").doesNotContain("old");
+          .contains("hostPath: \"/run/gpu-shm\"\n").doesNotContain("old");
       assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(spec))).isEqualTo("rw-r--r--");
+      Files.writeString(config, "advice:\n  socket: \"/run/odd: #dir/advice.sock\"\n");
+      assertThat(Main.run("cdi", "generate", "-c", config.toString(), "--output", spec.toString())).isZero();
+      JsonNode odd = new ObjectMapper(new YAMLFactory()).readTree(spec.toFile()).get("devices").get(0).get("containerEdits");
+      assertThat(odd.get("mounts").get(0).get("hostPath").asText()).as("a path YAML would misread, quoted").isEqualTo("/run/odd: #dir");
+      assertThat(odd.get("env").get(0).asText()).isEqualTo("SHMGUARD_ADVICE_SOCKET=/run/odd: #dir/advice.sock");
       try (var left = Files.list(spec.getParent())) {
         assertThat(left).containsExactly(spec);
       }
