@@ -18,16 +18,18 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The packages under org.shmguard form a layered graph: no package depends, directly or through
  * others, on one that depends on it. Read from the sources (imports and qualified names, outside
  * comments and string literals), so a cycle fails the build with the files that make it. A
- * subpackage counts as part of its top-level package (org.shmguard.policy.x is policy).
+ * subpackage is a package of its own (org.shmguard.policy.family is "policy.family", not "policy"):
+ * a cycle between a package and its subpackage is a cycle.
  */
 class PackageCyclesTest {
   private static final Path SOURCES = Path.of("src/main/java/org/shmguard");
-  private static final Pattern REFERENCE = Pattern.compile("\\borg\\.shmguard\\.([a-z][a-z0-9_]*)\\.[A-Za-z*]");
+  private static final Pattern REFERENCE = Pattern.compile("\\borg\\.shmguard\\.([a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)*)\\.[A-Z*]");
 
   @Test
   void noPackageCycleAmongShmguardPackages() throws IOException {
@@ -48,6 +50,25 @@ class PackageCyclesTest {
   }
 
   @Test
+  void aSubpackageIsAPackageOfItsOwn() {
+    String code = "package org.shmguard.x.y;\nimport org.shmguard.x.X;\nimport org.shmguard.x.y.z.Z;\n"
+        + "import static org.shmguard.w.W.f;\nclass Y { org.shmguard.x.y.Y self; }\n";
+    assertThat(referencedPackages(code)).containsExactly("w", "x", "x.y.z");
+  }
+
+  @Test
+  void aCycleBetweenAPackageAndItsSubpackageIsFound(@TempDir Path root) throws IOException {
+    write(root.resolve("x/X.java"), "package org.shmguard.x;\nimport org.shmguard.x.y.Y;\nclass X { Y y; }\n");
+    write(root.resolve("x/y/Y.java"), "package org.shmguard.x.y;\nimport org.shmguard.x.X;\nclass Y { X x; }\n");
+    assertThat(cycles(dependencies(root))).containsExactly(List.of("x", "x.y"));
+  }
+
+  private static void write(Path file, String text) throws IOException {
+    Files.createDirectories(file.getParent());
+    Files.writeString(file, text);
+  }
+
+  @Test
   void referencesInCommentsAndStringsAreNotDependencies() {
     String code = "package org.shmguard.x;\n// see org.shmguard.y.Y\n/* org.shmguard.z.Z */\n"
         + "class X { String s = \"org.shmguard.w.W\"; org.shmguard.v.V v; }\n";
@@ -60,7 +81,7 @@ class PackageCyclesTest {
     try (Stream<Path> files = Files.walk(root)) {
       for (Path f : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".java"))::iterator) {
         Path rel = root.relativize(f);
-        String pkg = rel.getNameCount() > 1 ? rel.getName(0).toString() : "";
+        String pkg = rel.getParent() == null ? "" : rel.getParent().toString().replace('/', '.');
         Map<String, Set<String>> uses = graph.computeIfAbsent(pkg, p -> new TreeMap<>());
         for (String used : referencedPackages(Files.readString(f))) {
           if (!used.equals(pkg)) {
@@ -83,7 +104,7 @@ class PackageCyclesTest {
   }
 
   private static String packageOf(String source) {
-    Matcher m = Pattern.compile("^package org\\.shmguard\\.([a-z][a-z0-9_]*)\\s*;", Pattern.MULTILINE).matcher(source);
+    Matcher m = Pattern.compile("^package org\\.shmguard\\.([a-z][a-z0-9_.]*)\\s*;", Pattern.MULTILINE).matcher(source);
     return m.find() ? m.group(1) : "";
   }
 

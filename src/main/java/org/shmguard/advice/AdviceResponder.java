@@ -4,13 +4,13 @@ import java.util.function.Supplier;
 import org.shmguard.policy.AdviceEngine;
 import org.shmguard.policy.Advice;
 import org.shmguard.policy.JobShape;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.MountSpace;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.Judgement;
-import org.shmguard.policy.NcclVersion;
+import org.shmguard.gpu.NcclVersion;
 
 /**
  * Answers one parsed request: the protocol's meaning, apart from the socket that carries it.

@@ -2,7 +2,7 @@ package org.shmguard.advice;
 
 import org.shmguard.model.ContainerStart;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.JobShape;
 import org.shmguard.remedy.ContainerShmSizer;
 

@@ -6,7 +6,7 @@ import org.shmguard.doctor.AdviceSource;
 import org.shmguard.doctor.Doctor;
 import org.shmguard.doctor.DoctorContext;
 import org.shmguard.doctor.DoctorReport;
-import org.shmguard.policy.NcclVersion;
+import org.shmguard.gpu.NcclVersion;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

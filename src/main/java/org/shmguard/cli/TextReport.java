@@ -5,9 +5,9 @@ import org.shmguard.engine.Engine;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.Assessment;
-import org.shmguard.policy.Bytes;
-import org.shmguard.policy.Counts;
-import org.shmguard.policy.Durations;
+import org.shmguard.text.Bytes;
+import org.shmguard.text.Counts;
+import org.shmguard.text.Durations;
 import org.shmguard.policy.HealthScope;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.MountReport;
@@ -35,6 +35,11 @@ final class TextReport {
           m.origin().label() + (HealthScope.of(m) == HealthScope.NODE ? "" : " (" + HealthScope.whose(m) + ", report only)"));
     }
     out.append(mounts.isEmpty() ? "No shm mounts found.\n" : mounts.render());
+    for (MountReport r : j.mounts()) {
+      if (r.mount().workload() != null) {
+        out.append("  ").append(r.mount().displayName()).append(": ").append(r.mount().workload().details()).append('\n');
+      }
+    }
     for (MountReport r : j.mounts()) {
       if (HealthScope.of(r.mount()) == HealthScope.OWNER) {
         out.append("  report only: ").append(r.mount().displayName()).append(" is ").append(HealthScope.whose(r.mount()))

@@ -1,7 +1,7 @@
 package org.shmguard.config;
 
 import java.time.Duration;
-import org.shmguard.policy.Durations;
+import org.shmguard.text.Durations;
 
 /** {@code daemon}: the service's schedules and limits. */
 final class DaemonSection extends ConfigSection<Config.Daemon> {

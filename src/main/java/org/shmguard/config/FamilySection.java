@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.shmguard.policy.Durations;
+import org.shmguard.text.Durations;
 import org.shmguard.policy.family.FamilyRules;
 import org.shmguard.policy.family.FamilySettings;
 import org.shmguard.policy.family.SegmentFamilies;

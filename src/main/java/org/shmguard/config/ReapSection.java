@@ -2,7 +2,7 @@ package org.shmguard.config;
 
 import java.time.Duration;
 import java.util.List;
-import org.shmguard.policy.Glob;
+import org.shmguard.text.Glob;
 
 /** {@code reap}: which segments may be reaped and when. */
 final class ReapSection extends ConfigSection<Config.Reap> {

@@ -1,7 +1,7 @@
 package org.shmguard.config;
 
 import java.time.Duration;
-import org.shmguard.policy.SizeSpec;
+import org.shmguard.text.SizeSpec;
 
 /** {@code remount}: growing a tmpfs that is too small; off unless enabled. */
 final class RemountSection extends ConfigSection<Config.Remount> {

@@ -7,9 +7,9 @@ import java.util.Locale;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.shmguard.policy.Durations;
-import org.shmguard.policy.Glob;
-import org.shmguard.policy.SizeSpec;
+import org.shmguard.text.Durations;
+import org.shmguard.text.Glob;
+import org.shmguard.text.SizeSpec;
 
 /** The kinds of value configuration keys take. */
 final class Types {
@@ -237,6 +237,12 @@ final class Types {
       }
       return text.equals("auto") ? text : PathTypes.requirePlain(text, true);
     }, true);
+  }
+
+  /** A list of absolute paths in their plain form, each once; empty for none. */
+  static ValueType<List<String>> paths() {
+    return list("a list of absolute paths (" + PathTypes.PLAIN_PATH + "), each named once", text -> PathTypes.requirePlain(text, false),
+        true);
   }
 
   static <T> ValueType<T> scalar(String allowed, Function<String, T> parse) {

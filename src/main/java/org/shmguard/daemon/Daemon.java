@@ -19,7 +19,7 @@ import org.shmguard.host.ProcessDetails;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.nativ.Inotify;
 import org.shmguard.nativ.Poll;
-import org.shmguard.policy.Durations;
+import org.shmguard.text.Durations;
 import org.shmguard.policy.Planner;
 import org.shmguard.systemd.ServiceNotifier;
 import org.slf4j.Logger;
@@ -144,7 +144,7 @@ public final class Daemon implements AutoCloseable {
   private static Worker.Rediscovery rediscovery(Config config, HostPaths paths) {
     // A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap.
     return new MountChanges(paths, new MountDiscovery(paths, config.namespaces().actInUserNamespaces(),
-        config.namespaces().reportLimit()), config.autoDiscover(), config.mountPaths())::devices;
+        config.namespaces().reportLimit(), config.runtimes()), config.autoDiscover(), config.mountPaths())::devices;
   }
 
   /**

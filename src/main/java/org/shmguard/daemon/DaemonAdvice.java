@@ -120,8 +120,8 @@ final class DaemonAdvice implements Closeable {
         long done = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED
             || o.result() == ReapOutcome.Result.WOULD_REAP).count();
         return (pass.dryRun() ? "would reap " : "reaped ") + done + " of "
-            + org.shmguard.policy.Counts.of(pass.outcomes().size(), "candidate") + "; "
-            + org.shmguard.policy.Counts.of(pass.judgement().plan().blockers().size(), "blocker");
+            + org.shmguard.text.Counts.of(pass.outcomes().size(), "candidate") + "; "
+            + org.shmguard.text.Counts.of(pass.judgement().plan().blockers().size(), "blocker");
       }
     };
   }

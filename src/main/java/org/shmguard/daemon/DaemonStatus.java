@@ -1,7 +1,7 @@
 package org.shmguard.daemon;
 
 import org.shmguard.model.ShmMount;
-import org.shmguard.policy.Counts;
+import org.shmguard.text.Counts;
 import org.shmguard.policy.HealthScope;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.Verdict;

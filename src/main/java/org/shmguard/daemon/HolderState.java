@@ -10,7 +10,7 @@ import org.shmguard.host.KeptFile;
 import org.shmguard.model.Snapshot;
 import org.shmguard.nativ.RootDirectory;
 import org.shmguard.nativ.SmallFiles;
-import org.shmguard.policy.Counts;
+import org.shmguard.text.Counts;
 import org.shmguard.policy.HolderHistory;
 import org.shmguard.policy.RememberedHolders;
 import org.slf4j.Logger;

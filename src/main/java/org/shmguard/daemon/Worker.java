@@ -249,7 +249,7 @@ final class Worker implements Runnable {
   /** "12 passes, 3 segments reaped since start": the stop line's account. */
   private String doneSoFar() {
     DaemonStatus st = status;
-    return org.shmguard.policy.Counts.of(st.passes(), "pass") + ", " + org.shmguard.policy.Counts.of(st.reaped(), "segment")
+    return org.shmguard.text.Counts.of(st.passes(), "pass") + ", " + org.shmguard.text.Counts.of(st.reaped(), "segment")
         + " reaped since start" + (engine.dryRun() ? " (dry run: nothing unlinked)" : "");
   }
 

@@ -15,8 +15,6 @@ import org.shmguard.host.HostPaths;
  */
 @FunctionalInterface
 public interface DaemonProbe {
-  /** Where the daemon listens (DESIGN.md: the advice socket). */
-  String SOCKET = "/run/shmguard/advice.sock";
   String PID_FILE = "/run/shmguard/shmguard.pid";
 
   Status probe();
@@ -29,10 +27,10 @@ public interface DaemonProbe {
    */
   record Status(String socket, boolean socketExists, boolean accepts, String error, Integer pid, boolean pidAlive) {}
 
-  /** Probes the socket and pid file under {@code paths}. */
-  static DaemonProbe at(HostPaths paths) {
+  /** Probes {@code socketPath} (the configuration's {@code advice.socket}) and the pid file under {@code paths}. */
+  static DaemonProbe at(HostPaths paths, Path socketPath) {
     return () -> {
-      Path socket = Path.of(paths.resolve(SOCKET));
+      Path socket = Path.of(paths.resolve(socketPath.toString()));
       boolean exists = Files.exists(socket);
       boolean accepts = false;
       String error = null;

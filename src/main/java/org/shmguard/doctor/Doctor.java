@@ -8,7 +8,7 @@ import org.shmguard.config.Config;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Judgement;
-import org.shmguard.policy.NcclVersion;
+import org.shmguard.gpu.NcclVersion;
 
 /**
  * Runs the checks, in priority order, and collects their findings into a report. A check that
@@ -41,7 +41,7 @@ public final class Doctor {
   public static DoctorContext observe(Config config, HostPaths paths, Integer ranks, NcclVersion nccl, AdviceSource advice) {
     Judgement j = Engine.create(config, paths, Clock.systemUTC()).judge();
     return new DoctorContext(paths, j, GpuHost.read(paths), NamespaceDevices.Lookup.from(paths), ranks,
-        nccl == null ? DoctorContext.NEWEST_KNOWN : nccl, nccl != null, GpuMemoryReader.nvml(), DaemonProbe.at(paths), advice);
+        nccl == null ? DoctorContext.NEWEST_KNOWN : nccl, nccl != null, GpuMemoryReader.nvml(), DaemonProbe.at(paths, config.advice().socket()), advice);
   }
 
   public DoctorReport examine(DoctorContext ctx) {

@@ -3,7 +3,7 @@ package org.shmguard.doctor;
 import java.util.Objects;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Judgement;
-import org.shmguard.policy.NcclVersion;
+import org.shmguard.gpu.NcclVersion;
 
 /**
  * Everything the checks read: the engine's judgement of the host (mounts, segments, holders,
@@ -27,7 +27,7 @@ public record DoctorContext(
     AdviceSource advice) {
 
   /** The release whose /dev/shm sizes are the largest NcclFacts knows. */
-  public static final NcclVersion NEWEST_KNOWN = org.shmguard.policy.NcclFacts.LARGEST_KNOWN;
+  public static final NcclVersion NEWEST_KNOWN = org.shmguard.gpu.NcclFacts.LARGEST_KNOWN;
 
   public DoctorContext {
     Objects.requireNonNull(paths, "paths");

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import org.shmguard.policy.Bytes;
+import org.shmguard.text.Bytes;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;

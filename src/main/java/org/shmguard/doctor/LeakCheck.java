@@ -7,11 +7,11 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.shmguard.policy.Bytes;
+import org.shmguard.text.Bytes;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.Assessment;
-import org.shmguard.policy.Durations;
+import org.shmguard.text.Durations;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.Verdict;
 

@@ -2,9 +2,9 @@ package org.shmguard.doctor;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.shmguard.policy.Bytes;
+import org.shmguard.text.Bytes;
 import org.shmguard.nativ.Nvml;
-import org.shmguard.policy.NcclFacts;
+import org.shmguard.gpu.NcclFacts;
 
 /**
  * GPU memory headroom for NVLS (SCENARIOS.md #4): NCCL 2.17+ enables NVLS on NVSwitch systems of

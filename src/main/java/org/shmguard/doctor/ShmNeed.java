@@ -1,8 +1,8 @@
 package org.shmguard.doctor;
 
-import org.shmguard.policy.NcclFootprint;
-import org.shmguard.policy.NcclJob;
-import org.shmguard.policy.NcclVersion;
+import org.shmguard.gpu.NcclFootprint;
+import org.shmguard.gpu.NcclJob;
+import org.shmguard.gpu.NcclVersion;
 
 /**
  * What one NCCL job of {@code ranks} local ranks, one process each and without P2P, puts in its

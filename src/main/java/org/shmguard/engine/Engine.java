@@ -58,7 +58,7 @@ public final class Engine {
   public static Engine create(Config config, HostPaths paths, Clock clock) {
     Observer observer = new Observer(paths, config.autoDiscover(), config.mountPaths(),
         config.namespaces().actInUserNamespaces(), clock, selection(config), config.reap().examineTotal(),
-        config.namespaces().reportLimit())
+        config.namespaces().reportLimit(), config.runtimes())
         .lookingUpCreators(config.reap().policy().families()::creatorPid);
     return new Engine(observer, new Reaper(HolderConfirmer.of(observer.holderScanner()), paths), config.reap().policy(),
         config.reap().dryRun());

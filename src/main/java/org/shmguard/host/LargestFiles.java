@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.PriorityQueue;
 import org.shmguard.model.LargeFile;
 import org.shmguard.model.MountContents;
-import org.shmguard.nativ.Names;
+import org.shmguard.text.Names;
 
 /**
  * The {@link #KEPT} largest files a listing offers, whatever their names: a min-heap of fixed size,

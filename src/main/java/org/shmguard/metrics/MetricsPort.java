@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.AlertSink;
 import org.shmguard.alert.EventKind;
-import org.shmguard.policy.Durations;
+import org.shmguard.text.Durations;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

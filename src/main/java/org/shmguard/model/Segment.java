@@ -2,7 +2,7 @@ package org.shmguard.model;
 
 import java.time.Instant;
 import java.util.Objects;
-import org.shmguard.nativ.Names;
+import org.shmguard.text.Names;
 
 /**
  * A regular file directly in a watched mount's root, as lstat saw it during a scan.

@@ -8,6 +8,7 @@ import com.sun.jna.NativeLibrary;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import org.shmguard.text.Names;
 
 /**
  * statx(2) relative to a directory handle, through JNA's direct mapping, for the one call made once

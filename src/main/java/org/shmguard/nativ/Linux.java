@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.shmguard.text.Names;
 
 /**
  * The Linux calls the JDK lacks, through JNA: directory handles, statx, getdents64, unlinkat,

@@ -6,6 +6,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.UnaryOperator;
+import org.shmguard.gpu.CudaVersion;
+import org.shmguard.gpu.HostGpus;
+import org.shmguard.gpu.NcclFacts;
+import org.shmguard.gpu.NcclFootprint;
+import org.shmguard.gpu.NcclJob;
+import org.shmguard.gpu.NcclVersion;
 import org.shmguard.policy.Advice.Action;
 
 /**

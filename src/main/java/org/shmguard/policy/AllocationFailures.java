@@ -2,7 +2,10 @@ package org.shmguard.policy;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.shmguard.gpu.NcclFacts;
+import org.shmguard.gpu.NcclVersion;
 import org.shmguard.model.ShmMount;
+import org.shmguard.text.Bytes;
 
 /**
  * Finds every failed NCCL segment creation, and says what the mount's free space tells about it.

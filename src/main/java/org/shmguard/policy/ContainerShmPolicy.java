@@ -1,6 +1,12 @@
 package org.shmguard.policy;
 
 import java.util.Objects;
+import org.shmguard.gpu.NcclFacts;
+import org.shmguard.gpu.NcclFootprint;
+import org.shmguard.gpu.NcclJob;
+import org.shmguard.text.Bytes;
+import org.shmguard.text.Counts;
+import org.shmguard.text.SizeSpec;
 
 /**
  * How large a starting container's /dev/shm should be for the GPUs it asks for, and whether the

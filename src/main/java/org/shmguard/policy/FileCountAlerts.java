@@ -9,8 +9,8 @@ import org.shmguard.model.Dev;
 import org.shmguard.model.MountContents;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
-import org.shmguard.policy.Bytes;
-import org.shmguard.policy.Counts;
+import org.shmguard.text.Bytes;
+import org.shmguard.text.Counts;
 
 /**
  * One {@code too_many_files} event when a mount's root holds more entries than a pass examines

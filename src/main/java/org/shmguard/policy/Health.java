@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.shmguard.model.ShmMount;
+import org.shmguard.text.Bytes;
 
 /**
  * The host's shm health in one status and one short line, for {@code shmguard check} and

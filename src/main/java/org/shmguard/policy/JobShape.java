@@ -1,5 +1,7 @@
 package org.shmguard.policy;
 
+import org.shmguard.gpu.NcclVersion;
+
 
 /**
  * What a launcher knows about the job it is about to start; every part may be unknown (null), and

@@ -10,6 +10,7 @@ import org.shmguard.model.LargeFile;
 import org.shmguard.model.MountContents;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Snapshot;
+import org.shmguard.text.Bytes;
 
 /**
  * The files that fill one mount, largest first, in words: the segments a pass judged, the largest

@@ -2,17 +2,21 @@ package org.shmguard.policy;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.EventKind;
+import org.shmguard.model.Dev;
+import org.shmguard.model.ShmMount;
 
 /**
  * The daemon's decide stage after each judgement: from the pass's judgement, what earlier passes
  * saw and the policies, a {@link Plan}. The reap of the segments judged leaked (first, so that
  * it follows the judgement at once), capacity levels with hysteresis (one state machine, which
  * both the capacity alerts and the remount trigger follow), each failed NCCL allocation once, a
- * crowded mount once, fresh advice, a remount for a mount that has just become critical, and
+ * crowded mount once, fresh advice, a remount for a mount that has just become critical or where
+ * an NCCL segment could not be extended (a job needed more room than it had), and
  * when a segment leaves its grace. Once the reap is carried out, {@link #report} plans the
  * alerts about its outcomes and about mounts that came or went. No I/O and no clock of its own;
  * one pass at a time asks, since it remembers what it raised.
@@ -27,13 +31,15 @@ import org.shmguard.alert.EventKind;
 public final class Planner {
   /** What a remount on the capacity path gives as its reason. */
   public static final String CRITICAL_TRIGGER = "it passed the critical threshold";
+  /** What a remount after a failed NCCL allocation gives as its reason. */
+  public static final String FAILED_ALLOCATION_TRIGGER = "an NCCL segment could not be extended there";
 
   private ReapPolicy reap;
   private RemountPolicy remount;
   private final CapacityAlerts capacity;
   private final FileCountAlerts files = new FileCountAlerts();
   private final SegmentAlerts segments = new SegmentAlerts();
-  private final MountChanges mounts = new MountChanges();
+  private final MountAlerts mounts = new MountAlerts();
 
   /** @param topHolders how many holders of hidden bytes a capacity event names */
   public Planner(ReapPolicy reap, RemountPolicy remount, CapacityPolicy capacity, int topHolders) {
@@ -65,12 +71,19 @@ public final class Planner {
   /** The plan after judgement {@code j}; with {@code dryRun} its reap checks and unlinks nothing. */
   public Plan next(Judgement j, boolean dryRun) {
     List<Action> actions = new ArrayList<>(reaping(j, dryRun));
-    List<CapacityWatch.Change> changes = capacity.report(j, a -> actions.add(new Action.Raise(a)));
+    List<CapacityWatch.Change> changes = capacity.report(j, remount, a -> actions.add(new Action.Raise(a)));
     files.report(j.snapshot(), a -> actions.add(new Action.Raise(a)));
     actions.add(new Action.Advise(j));
+    Set<Dev> growing = new HashSet<>();
     for (CapacityWatch.Change c : changes) {
-      if (remount.triggeredBy(c)) {
+      if (remount.triggeredBy(c) && growing.add(c.report().mount().dev())) {
         actions.add(new Action.Remount(c.report().mount(), CRITICAL_TRIGGER));
+      }
+    }
+    // A mount shmguard only reports is never grown: a user's own 0-byte nccl-* files there plan nothing.
+    for (ShmMount m : capacity.failedAllocations()) {
+      if (remount.enabled() && m.mayAct() && growing.add(m.dev())) {
+        actions.add(new Action.Remount(m, FAILED_ALLOCATION_TRIGGER));
       }
     }
     return new Plan(actions, graceEndsIn(j));

@@ -6,6 +6,7 @@ import java.util.Objects;
 import org.shmguard.model.Segment;
 import org.shmguard.policy.family.FamilyRules;
 import org.shmguard.policy.family.FamilySettings;
+import org.shmguard.text.Glob;
 
 /**
  * The rules the decide stage applies.

@@ -4,6 +4,8 @@ import org.shmguard.alert.Alert;
 import org.shmguard.alert.EventKind;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
+import org.shmguard.text.Bytes;
+import org.shmguard.text.Durations;
 
 /**
  * The event about one segment, with its evidence: size, kind, age, verdict, and the holders it

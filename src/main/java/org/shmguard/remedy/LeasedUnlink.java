@@ -20,7 +20,7 @@ import org.shmguard.model.Segment;
 import org.shmguard.nativ.DirHandle;
 import org.shmguard.nativ.ErrnoException;
 import org.shmguard.nativ.LeaseUnavailableException;
-import org.shmguard.nativ.Names;
+import org.shmguard.text.Names;
 import org.shmguard.nativ.OpenFile;
 import org.shmguard.nativ.StatxResult;
 import org.shmguard.remedy.ReapOutcome.Result;

@@ -12,8 +12,8 @@ public record RemountOutcome(Result result, String mount, long fromBytes, long t
   /** One line for a log, a socket reply or a journal MESSAGE. */
   public String summary() {
     return switch (result) {
-      case GROWN -> "grew " + mount + " from " + org.shmguard.policy.Bytes.human(fromBytes) + " to "
-          + org.shmguard.policy.Bytes.human(toBytes) + "; options now " + optionsAfter;
+      case GROWN -> "grew " + mount + " from " + org.shmguard.text.Bytes.human(fromBytes) + " to "
+          + org.shmguard.text.Bytes.human(toBytes) + "; options now " + optionsAfter;
       case REFUSED -> "did not remount " + mount + ": " + detail;
       case FAILED -> "failed to remount " + mount + ": " + detail;
     };

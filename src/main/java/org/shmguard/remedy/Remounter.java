@@ -17,7 +17,7 @@ import org.shmguard.model.Dev;
 import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.FsUsage;
 import org.shmguard.nativ.MountHandle;
-import org.shmguard.policy.Bytes;
+import org.shmguard.text.Bytes;
 import org.shmguard.policy.RemountPolicy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

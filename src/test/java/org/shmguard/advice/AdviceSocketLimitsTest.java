@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Sandbox;
 

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.ShmMount;

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.shmguard.cli.ScanOutput;
 import org.shmguard.engine.Engine;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Judgement;
 import org.shmguard.testing.Holder;

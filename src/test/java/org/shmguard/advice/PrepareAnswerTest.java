@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 import org.shmguard.model.ContainerStart;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 
 /** Root's PREPARE request read into a starting container, and every way a request can be wrong. */
 class PrepareAnswerTest {

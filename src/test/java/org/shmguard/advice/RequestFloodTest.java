@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.Judgement;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;

@@ -62,7 +62,7 @@ class RequestTest {
   void adviseTakesTheJobsShapeAsOptionalKeys() throws Exception {
     JobShape shape = AdviceResponder.shape(Request.parse("ADVISE v1 ranks=8 nccl=2.26.3 nodes=1 p2p=no procs=2 numa=yes"));
 
-    assertThat(shape).isEqualTo(new JobShape(8, org.shmguard.policy.NcclVersion.of(2, 26, 3), 1, false, 2, true));
+    assertThat(shape).isEqualTo(new JobShape(8, org.shmguard.gpu.NcclVersion.of(2, 26, 3), 1, false, 2, true));
     assertThat(AdviceResponder.shape(Request.parse("ADVISE v1 ranks=4"))).isEqualTo(new JobShape(4, null));
   }
 

@@ -7,7 +7,7 @@ import java.io.StringReader;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
-import org.shmguard.policy.SizeSpec;
+import org.shmguard.text.SizeSpec;
 
 class AdviceConfigTest {
   @Test

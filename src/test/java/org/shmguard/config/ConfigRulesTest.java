@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.shmguard.policy.Glob;
-import org.shmguard.policy.SizeSpec;
+import org.shmguard.text.Glob;
+import org.shmguard.text.SizeSpec;
 
 /** Values that parse but make no sense, alone or together, are refused with the key that breaks the rule. */
 class ConfigRulesTest {

@@ -9,7 +9,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.shmguard.policy.Glob;
+import org.shmguard.text.Glob;
 import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Sandbox;
 

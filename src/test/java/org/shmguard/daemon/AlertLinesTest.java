@@ -15,7 +15,7 @@ import org.shmguard.model.HolderIndex;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
-import org.shmguard.policy.Counts;
+import org.shmguard.text.Counts;
 
 /** The log line an alert becomes, as an operator reads it at a glance: one line, the reason once, people's sizes and plurals. */
 class AlertLinesTest {

@@ -17,7 +17,23 @@ class DaemonCheckTest {
   @TempDir Path root;
 
   private DoctorContext withProbeOf(HostFixture host) {
-    return host.daemon(DaemonProbe.at(host.paths()).probe()).context();
+    return host.daemon(DaemonProbe.at(host.paths(), Path.of("/run/shmguard/advice.sock")).probe()).context();
+  }
+
+  @Test
+  void theProbeAsksTheConfiguredSocket() throws Exception {
+    HostFixture host = new HostFixture(root).dir("/run/elsewhere");
+    Path sock = root.resolve("run/elsewhere/guard.sock");
+    try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      server.bind(UnixDomainSocketAddress.of(sock));
+
+      DaemonProbe.Status s = DaemonProbe.at(host.paths(), Path.of("/run/elsewhere/guard.sock")).probe();
+
+      assertThat(s.socket()).isEqualTo(sock.toString());
+      assertThat(s.accepts()).isTrue();
+    } finally {
+      Files.deleteIfExists(sock);
+    }
   }
 
   @Test

@@ -24,7 +24,7 @@ import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.nativ.Nvml;
-import org.shmguard.policy.Glob;
+import org.shmguard.text.Glob;
 import org.shmguard.policy.HolderHistory;
 import org.shmguard.policy.Judge;
 import org.shmguard.policy.Judgement;

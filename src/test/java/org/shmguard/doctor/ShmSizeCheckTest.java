@@ -11,7 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.shmguard.model.ShmMount;
-import org.shmguard.policy.NcclVersion;
+import org.shmguard.gpu.NcclVersion;
 
 class ShmSizeCheckTest {
   @TempDir Path root;
@@ -75,6 +75,30 @@ class ShmSizeCheckTest {
     assertThat(f.fix()).startsWith("mount -o remount,size=1G /dev/shm",
         "keep it across reboots with this line in /etc/fstab: tmpfs  /dev/shm  tmpfs  rw,nosuid,nodev,size=1G  0  0");
     assertThat(f.evidence()).anySatisfy(e -> assertThat(e).contains("this host has 4 GPU(s) in /proc/driver/nvidia/gpus"));
+  }
+
+  @Test
+  void insideAPodmanContainerItsOwnDevShmIsToldToBeRecreatedLargerNotRemountedOrPutInFstab() {
+    HostFixture host = new HostFixture(root).gpus(4, "570.124.06").file("/run/.containerenv", "engine=\"podman-4.3.1\"\n");
+    host.hostShm(64 * MIB, 0);
+
+    Finding f = only(new ShmSizeCheck().run(host.context()), "shm-too-small");
+
+    assertThat(f.severity()).isEqualTo(Severity.ERROR);
+    assertThat(f.fix().get(0)).isEqualTo("this /dev/shm is this podman container's own: recreate the container with more"
+        + " shared memory: podman run --shm-size=1g ...");
+    assertThat(f.fix().get(1)).startsWith("for the running container, until it restarts: on the host, as root, shmguard doctor");
+    assertThat(String.join("\n", f.fix())).doesNotContain("/etc/fstab").doesNotContain("mount -o remount");
+  }
+
+  @Test
+  void insideADockerContainerTheFixIsDockersShmSize() {
+    HostFixture host = new HostFixture(root).gpus(4, "570.124.06").file("/.dockerenv", "");
+    host.hostShm(64 * MIB, 0);
+
+    Finding f = only(new ShmSizeCheck().run(host.context()), "shm-too-small");
+
+    assertThat(f.fix().get(0)).contains("docker run --shm-size=1g ...  (Compose: shm_size: \"1gb\")");
   }
 
   @Test

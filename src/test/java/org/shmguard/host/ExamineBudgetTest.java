@@ -12,7 +12,7 @@ import org.shmguard.model.MountContents;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
-import org.shmguard.policy.Glob;
+import org.shmguard.text.Glob;
 import org.shmguard.policy.ReapPolicy;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TmpfsMount;

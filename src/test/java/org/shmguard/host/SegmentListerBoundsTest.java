@@ -9,7 +9,7 @@ import org.shmguard.model.MountContents;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
-import org.shmguard.policy.Glob;
+import org.shmguard.text.Glob;
 import org.shmguard.policy.ReapPolicy;
 import org.shmguard.testing.TmpfsMount;
 

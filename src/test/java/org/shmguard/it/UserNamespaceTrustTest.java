@@ -23,7 +23,7 @@ import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.Linux;
 import org.shmguard.policy.RemountPolicy;
-import org.shmguard.policy.SizeSpec;
+import org.shmguard.text.SizeSpec;
 import org.shmguard.remedy.RemountOutcome;
 import org.shmguard.remedy.Remounter;
 import org.shmguard.testing.CliRun;

@@ -8,6 +8,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.Test;
+import org.shmguard.gpu.DriverVersion;
+import org.shmguard.gpu.HostGpus;
+import org.shmguard.gpu.NcclVersion;
 import org.shmguard.policy.Advice.Action;
 
 /** The advice table: each row a mount, a job and a host, with the advice and the reason expected. */

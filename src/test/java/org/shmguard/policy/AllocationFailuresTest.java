@@ -9,12 +9,15 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.shmguard.gpu.NcclFacts;
+import org.shmguard.gpu.NcclVersion;
 import org.shmguard.model.Dev;
 import org.shmguard.model.HolderIndex;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.text.Glob;
 
 /** Every failed NCCL creation is one, whatever the free space; the free space only qualifies the message. */
 class AllocationFailuresTest {

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 import org.shmguard.doctor.ShmNeed;
+import org.shmguard.gpu.NcclFacts;
+import org.shmguard.text.SizeSpec;
 
 class ContainerShmPolicyTest {
   private static final long MIB = 1L << 20;

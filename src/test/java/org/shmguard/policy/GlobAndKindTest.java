@@ -4,6 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
+import org.shmguard.gpu.NcclFacts;
+import org.shmguard.gpu.NcclFootprint;
+import org.shmguard.gpu.NcclJob;
+import org.shmguard.gpu.NcclVersion;
+import org.shmguard.text.Durations;
+import org.shmguard.text.Glob;
 
 class GlobAndKindTest {
 

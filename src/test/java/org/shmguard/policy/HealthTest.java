@@ -14,6 +14,7 @@ import org.shmguard.model.HolderIndex;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.text.Glob;
 
 /** The health verdict of {@code shmguard check} on snapshots the kernel tests cannot easily make. */
 class HealthTest {

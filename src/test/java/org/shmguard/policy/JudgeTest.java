@@ -21,6 +21,7 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.text.Glob;
 
 /** The decide stage without a kernel: snapshots built by hand, time passed in. */
 class JudgeTest {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.shmguard.text.Glob;
 
 class ReapPolicyTest {
   private static final ReapPolicy NCCL_ONLY =

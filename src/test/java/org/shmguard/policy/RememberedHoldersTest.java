@@ -19,6 +19,7 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.text.Glob;
 
 /**
  * What a restart carries over, without a kernel: the holders remembered for a file count only

@@ -14,7 +14,7 @@ import org.shmguard.host.ContainerShmFinder;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.ContainerStart;
 import org.shmguard.policy.RemountPolicy;
-import org.shmguard.policy.SizeSpec;
+import org.shmguard.text.SizeSpec;
 import org.shmguard.testing.Holder;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.UserNsAttacker;

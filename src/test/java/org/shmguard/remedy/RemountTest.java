@@ -16,7 +16,7 @@ import org.shmguard.host.MountEntry;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.RemountPolicy;
-import org.shmguard.policy.SizeSpec;
+import org.shmguard.text.SizeSpec;
 import org.shmguard.testing.Holder;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;

@@ -24,7 +24,7 @@ import org.shmguard.advice.AdviceResponder;
 import org.shmguard.advice.AdviceServer;
 import org.shmguard.advice.HealthAnswer;
 import org.shmguard.advice.HostActions;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Judgement;

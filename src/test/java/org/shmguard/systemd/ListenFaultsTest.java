@@ -20,7 +20,7 @@ import org.shmguard.policy.AdviceEngine;
 import org.shmguard.advice.AdviceResponder;
 import org.shmguard.advice.AdviceServer;
 import org.shmguard.advice.HostActions;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Sandbox;

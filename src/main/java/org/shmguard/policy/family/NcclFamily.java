@@ -2,8 +2,8 @@ package org.shmguard.policy.family;
 
 import java.time.Duration;
 import java.util.Map;
-import org.shmguard.policy.NcclFacts;
-import org.shmguard.policy.NcclVersion;
+import org.shmguard.gpu.NcclFacts;
+import org.shmguard.gpu.NcclVersion;
 
 /**
  * NCCL's segments, both naming schemes: {@code nccl-XXXXXX} from mkstemp (2.12 and later) and

@@ -1,12 +1,12 @@
-package org.shmguard.advice;
+package org.shmguard.host;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.host.HostPaths;
-import org.shmguard.policy.DriverVersion;
+import org.shmguard.gpu.DriverVersion;
 
 /**
  * Reads what the NVIDIA kernel driver publishes under /proc/driver/nvidia: its version (from

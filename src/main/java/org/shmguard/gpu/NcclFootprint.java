@@ -1,4 +1,4 @@
-package org.shmguard.policy;
+package org.shmguard.gpu;
 
 /**
  * What one communicator of an {@link NcclJob} keeps in its host's /dev/shm while it runs, as

@@ -1,4 +1,4 @@
-package org.shmguard.nativ;
+package org.shmguard.text;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;

@@ -1,4 +1,4 @@
-package org.shmguard.policy;
+package org.shmguard.gpu;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package org.shmguard.policy;
+package org.shmguard.text;
 
 /**
  * Counts for people: "1 segment", "5 segments", "1 entry", "3 entries". One place, so no line

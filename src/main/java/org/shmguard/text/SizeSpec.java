@@ -1,4 +1,4 @@
-package org.shmguard.policy;
+package org.shmguard.text;
 
 /**
  * A size given either in bytes or as a percentage of the host's memory, as the remount settings

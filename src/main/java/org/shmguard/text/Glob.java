@@ -1,4 +1,4 @@
-package org.shmguard.policy;
+package org.shmguard.text;
 
 import java.util.regex.Pattern;
 

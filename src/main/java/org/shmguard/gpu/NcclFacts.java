@@ -1,4 +1,4 @@
-package org.shmguard.policy;
+package org.shmguard.gpu;
 
 /**
  * What NCCL puts in /dev/shm, in numbers: the one place shmguard keeps them. Every figure was read

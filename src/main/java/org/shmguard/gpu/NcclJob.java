@@ -1,4 +1,4 @@
-package org.shmguard.policy;
+package org.shmguard.gpu;
 
 import java.util.Objects;
 

@@ -15,7 +15,7 @@ import org.shmguard.model.Snapshot;
  * one, {@code mount_removed} for each gone, saying whether its path stopped answering (then it is
  * watched again once it does) or it went away. No I/O; it remembers the last pass's mounts.
  */
-final class MountChanges {
+final class MountAlerts {
   private Map<Dev, ShmMount> known = new LinkedHashMap<>();
 
   /** @param stalledPaths the paths whose walks have not returned (host's {@code PathWalks}) */

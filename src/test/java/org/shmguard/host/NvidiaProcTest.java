@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,9 +6,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.shmguard.policy.HostGpus;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.host.HostPaths;
-import org.shmguard.policy.DriverVersion;
+import org.shmguard.gpu.DriverVersion;
 
 /** /proc/driver/nvidia read from a fixture root, as HostPaths lets the daemon read a host's /proc. */
 class NvidiaProcTest {

@@ -1,4 +1,4 @@
-package org.shmguard.policy;
+package org.shmguard.gpu;
 
 /** A CUDA version as the driver API reports it (cuDriverGetVersion 12060 is 12.6). */
 public record CudaVersion(int major, int minor) implements Comparable<CudaVersion> {
