@@ -51,6 +51,8 @@ class OciHookTest {
   private static final long GIB = 1L << 30;
   private static final Path CDI = Path.of("/run/cdi");
   private static final Path CHECKOUT = Path.of("").toAbsolutePath();
+  /** systemd/shmguard.service's CapabilityBoundingSet=. */
+  private static final String UNIT_CAPS = "+sys_ptrace,+dac_read_search,+dac_override,+fowner,+lease,+sys_admin";
 
   @Test
   void aGpuContainersShmIsSizedBeforeItsFirstInstructionWithinTheCapsAndItGetsTheSocketThroughCdi() throws Exception {
@@ -245,7 +247,9 @@ class OciHookTest {
       assertThat(Main.run("cdi", "generate", "-c", config.toString(), "--output", CDI.resolve("shmguard.yaml").toString())).isZero();
       hooksFor(socket, false);
       Path log = dir.resolve("daemon.log");
-      Process p = new ProcessBuilder(Sandbox.javaBinary(), "-XX:+UseSerialGC", "-Xmx96m", "-XX:TieredStopAtLevel=1",
+      // As the shipped unit runs it: its capability bounding set, no new privileges, UMask=0077.
+      Process p = new ProcessBuilder("sh", "-c", "umask 0077; exec \"$@\"", "sh", "setpriv", "--no-new-privs", "--inh-caps", "-all",
+          "--bounding-set", "-all," + UNIT_CAPS, Sandbox.javaBinary(), "-XX:+UseSerialGC", "-Xmx96m", "-XX:TieredStopAtLevel=1",
           "-cp", System.getProperty("java.class.path"), "org.shmguard.cli.Main", "daemon", "-c", config.toString())
           .redirectErrorStream(true).redirectOutput(log.toFile()).start();
       Daemon d = new Daemon(p, socket, log);

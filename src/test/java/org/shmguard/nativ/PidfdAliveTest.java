@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 /** A pidfd tells a running process from one that has exited, without any permission over it. */
 class PidfdAliveTest {
   @Test
-  void aliveUntilTheProcessExitsThenNotEvenIfItsPidIsReused() throws Exception {
+  void aliveUntilTheProcessExits() throws Exception {
     Process p = new ProcessBuilder("sleep", "600").start();
     int fd = Pidfd.open((int) p.pid());
     try {
