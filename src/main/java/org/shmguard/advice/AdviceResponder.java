@@ -49,6 +49,7 @@ public final class AdviceResponder {
       case SCAN -> ok(scan(req));
       case REMOUNT -> ok(actions.remount(mount(req.arg("dev")), size(req.arg("size"))) + "\n");
       case CLEAN -> ok(actions.clean(bool(req.arg("dry-run"))) + "\n");
+      case PREPARE -> ok(actions.prepare(PrepareAnswer.start(req, gpus.get())) + "\n");
     };
   }
 

@@ -21,6 +21,8 @@ import org.shmguard.nativ.Inotify;
 import org.shmguard.nativ.Poll;
 import org.shmguard.text.Durations;
 import org.shmguard.policy.Planner;
+import org.shmguard.host.ContainerShmFinder;
+import org.shmguard.remedy.ContainerShmSizer;
 import org.shmguard.remedy.Remounter;
 import org.shmguard.systemd.ServiceNotifier;
 import org.slf4j.Logger;
@@ -46,13 +48,16 @@ public final class Daemon implements AutoCloseable {
   private final Engine engine;
   private final Planner planner;
   private final Remounter remounter;
+  /** namespaces.actInUserNamespaces: whether a container of a user's own namespaces may be sized. */
+  private final boolean actInUserNamespaces;
   /** Set by begin(): the worker thread and the schedules. */
   private Thread thread;
   private Schedules schedules;
 
   private Daemon(Worker worker, Poll poll, Config.Daemon settings, HostPaths paths, Engine engine, Planner planner,
-      Remounter remounter) {
+      Remounter remounter, boolean actInUserNamespaces) {
     this.worker = worker;
+    this.actInUserNamespaces = actInUserNamespaces;
     this.poll = poll;
     this.settings = settings;
     this.paths = paths;
@@ -120,7 +125,7 @@ public final class Daemon implements AutoCloseable {
             + " the mount behind it is skipped until it does").with("SHM_PATH", path)),
         path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " answers again; the mount behind it is watched"
             + " from the next pass").with("SHM_PATH", path).with("SHM_RECOVERED", 1)));
-    return new Daemon(worker, poll, d, paths, engine, planner, remounter);
+    return new Daemon(worker, poll, d, paths, engine, planner, remounter, config.namespaces().actInUserNamespaces());
   }
 
   /** Starts the worker thread and the schedules; the first pass runs at once. */
@@ -147,9 +152,10 @@ public final class Daemon implements AutoCloseable {
     return worker;
   }
 
-  /** What root may ask over the advice socket (a clean pass, a remount): requests to this daemon's worker. */
+  /** What root may ask over the advice socket (a clean pass, a remount, a container's size): requests to this daemon's worker. */
   RootRequests rootRequests() {
-    return new RootRequests(worker);
+    return new RootRequests(worker, remounter == null ? null
+        : new ContainerShmSizer(new ContainerShmFinder(paths, actInUserNamespaces), remounter));
   }
 
   /** A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap. */

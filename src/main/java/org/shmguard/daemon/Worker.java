@@ -17,11 +17,14 @@ import org.shmguard.engine.Engine;
 import org.shmguard.engine.Output;
 import org.shmguard.engine.Outputs;
 import org.shmguard.engine.PassReport;
+import org.shmguard.policy.OutcomeAlerts;
 import org.shmguard.host.MountDiscovery;
 import org.shmguard.host.SelfMemory;
 import org.shmguard.model.Dev;
 import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.ContainerStart;
 import org.shmguard.model.ShmMount;
+import org.shmguard.remedy.ContainerShmSizer;
 import org.shmguard.nativ.Poll;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Judgement;
@@ -219,6 +222,27 @@ final class Worker implements Runnable {
         outputs.export(r);
       }
       return r;
+    });
+  }
+
+  /**
+   * Root's PREPARE (a starting container's OCI hook): {@code sizer} sizes its /dev/shm on the pass
+   * thread, between passes, and the outputs are told the remount outcome it came to before the
+   * caller is answered. Dropped, as {@link #remountNow}, if it waited longer than {@code within}.
+   */
+  CompletableFuture<ContainerShmSizer.Outcome> prepareNow(ContainerShmSizer sizer, ContainerStart start, Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
+    return passThread.submit(() -> {
+      if (System.nanoTime() - deadline > 0) {
+        LOG.warn("not sizing container {}'s /dev/shm: the request waited over {} s for a pass to end", start.shortId(),
+            within.toSeconds());
+        throw new IllegalStateException("the request waited too long");
+      }
+      ContainerShmSizer.Outcome o = sizer.size(start);
+      if (o.remount() != null) {
+        outputs.export(PassReport.between(List.of(o.remount()), List.of(OutcomeAlerts.remounted(o.remount()))));
+      }
+      return o;
     });
   }
 

@@ -69,6 +69,25 @@ public final class Remounter {
     this.dryRun = newDryRun;
   }
 
+  /** The policy it decides with now (a reload may change it). */
+  public RemountPolicy policy() {
+    return policy;
+  }
+
+  /** The host's memory, which percentages of the policy are of. */
+  public long ramBytes() {
+    return ramBytes;
+  }
+
+  /**
+   * Forgets when {@code dev} was last remounted: for a tmpfs made moments ago (a starting
+   * container's), whose anonymous device number the kernel may have reused from a tmpfs removed
+   * since, and whose cooldown that was.
+   */
+  public void forget(Dev dev) {
+    lastRemount.remove(dev);
+  }
+
   /** What the daemon calls when a mount passes its critical threshold: grow it to the configured target. */
   public RemountOutcome onCritical(ShmMount mount) {
     return grow(mount, null, "it passed the critical threshold");

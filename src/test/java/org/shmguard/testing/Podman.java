@@ -39,6 +39,8 @@ public final class Podman implements AutoCloseable {
   /** Every container's cgroup goes under this parent of the set-up's own, removed by {@link #close}. */
   private final String cgroupParent;
   private final List<Process> started = new ArrayList<>();
+  /** podman's own options, before "run" (--hooks-dir). */
+  private final List<String> podmanOptions = new ArrayList<>();
   private boolean closed;
 
   private Podman(Path dir, String rootfs) {
@@ -64,6 +66,17 @@ public final class Podman implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /** Runs every container with the OCI hooks configured in {@code dir} (podman's --hooks-dir). */
+  public Podman withHooksDir(Path dir) {
+    podmanOptions.addAll(List.of("--hooks-dir", dir.toString()));
+    return this;
+  }
+
+  /** The busybox root filesystem every container runs in; a test may add files to it. */
+  public Path rootfs() {
+    return dir.resolve("rootfs");
   }
 
   /**
@@ -129,6 +142,7 @@ public final class Podman implements AutoCloseable {
       cmd.add("--rm");
     }
     cmd.addAll(List.of("--runtime", "runc", "--network=none", "--cgroup-parent", cgroupParent));
+    cmd.addAll(1, podmanOptions);
     cmd.addAll(options);
     cmd.addAll(List.of("--rootfs", rootfs));
     cmd.addAll(List.of(command));
