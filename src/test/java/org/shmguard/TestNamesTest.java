@@ -29,7 +29,6 @@ class TestNamesTest {
       "remedy/Reaper.java", "remedy/Remounter.java", "advice/AdviceServer.java", "advice/AdviceResponder.java",
       "cli/AdviseCommand.java", "cli/ScanView.java",
       // issue 25, part 1: not reached yet
-      "advice/ClientConnection.java",
       "host/ProcessDetails.java", "cli/TextReport.java", "metrics/MetricsPort.java", "nativ/Inotify.java");
 
   @Test
