@@ -86,6 +86,7 @@ public final class Bench {
     if (Boolean.parseBoolean(System.getProperty("bench.flood", "true"))) {
       FloodBench.run(results, params, tools); // issue 20: one user's request flood on the advice socket
     }
+    RestartLoopBench.run(results, params, tools); // issue 21: a crashed engine restarted on its pod's /dev/shm
     // issue 20: memory beside many users' namespaces; -Dbench.userNamespaces=0 skips it. With the
     // other sections off (-Dbench.scan=false -Dbench.scaling=false -Dbench.reap=false -Dbench.daemon=false
     // -Dbench.flood=false) it runs alone.

@@ -2,15 +2,12 @@ package org.shmguard.advice;
 
 import java.util.function.Supplier;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.policy.Advice;
-import org.shmguard.policy.JobShape;
 import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.MountSpace;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.Judgement;
-import org.shmguard.gpu.NcclVersion;
 
 /**
  * Answers one parsed request: the protocol's meaning, apart from the socket that carries it.
@@ -37,8 +34,13 @@ public final class AdviceResponder {
   /** The whole reply: "OK v1" and the body, each line ending in a newline. */
   public String respond(Request req, Peer peer) throws ProtocolException {
     if (req.verb().rootOnly() && !peer.root()) {
-      throw new ProtocolException(ProtocolException.DENIED, req.verb() + (req.verb().changesHost() ? " changes the host"
-          : " shows every user's processes") + " and only root may ask it; " + peer.user() + " may ask ADVISE, CHECK and PING");
+      String what = req.verb() + (req.verb().changesHost() ? " changes the host" : " shows every user's processes");
+      if (peer.notHostRoot() != null) {
+        throw new ProtocolException(ProtocolException.DENIED, what + " and needs root of the host; this peer is uid 0 but "
+            + peer.notHostRoot() + ", and may ask ADVISE, CHECK and PING");
+      }
+      throw new ProtocolException(ProtocolException.DENIED, what + " and only root may ask it; " + peer.user()
+          + " may ask ADVISE, CHECK and PING");
     }
     return switch (req.verb()) {
       case PING -> ok("pong\n");
@@ -47,6 +49,7 @@ public final class AdviceResponder {
       case SCAN -> ok(scan(req));
       case REMOUNT -> ok(actions.remount(mount(req.arg("dev")), size(req.arg("size"))) + "\n");
       case CLEAN -> ok(actions.clean(bool(req.arg("dry-run"))) + "\n");
+      case PREPARE -> ok(actions.prepare(PrepareAnswer.start(req, gpus.get())) + "\n");
     };
   }
 
@@ -85,65 +88,20 @@ public final class AdviceResponder {
 
   /** An answer to a client: the advice, reported to the listener. */
   private String answer(Request req) throws ProtocolException {
-    Advised a = advised(req);
-    answered.accept(a.advice().action().label(), a.mount());
+    AdviseRequest q = AdviseRequest.of(req);
+    ShmMount m = mount(req.arg("dev"));
+    AdviseRequest.Answer a = advised(q, m);
+    answered.accept(a.advice().action().label(), m);
     return a.text();
   }
 
-  /** The advice for the request's mount and shape, in its format. */
-  public String advise(Request req) throws ProtocolException {
-    return advised(req).text();
+  /** The advice for the request's mount ({@code q.dev()}, or the host's /dev/shm) and job, in its format. */
+  public String advise(AdviseRequest q) throws ProtocolException {
+    return advised(q, mount(q.dev() == null ? null : q.dev().toString())).text();
   }
 
-  private record Advised(Advice advice, ShmMount mount, String text) {}
-
-  private Advised advised(Request req) throws ProtocolException {
-    String format = req.args().getOrDefault("format", "env");
-    if (!format.equals("env") && !format.equals("json")) {
-      throw new ProtocolException(ProtocolException.BAD_REQUEST, "format must be env or json, not \"" + Request.clip(format) + "\"");
-    }
-    JobShape shape = shape(req);
-    Judgement j = judgement();
-    ShmMount m = mount(req.arg("dev"));
-    Advice a = engine.advise(space(m, j), shape, gpus.get());
-    return new Advised(a, m, format.equals("json") ? AdviceFormat.json(a) : AdviceFormat.env(a));
-  }
-
-  /** The job a request describes; every key optional (ranks, nccl, nodes, p2p, procs, numa). */
-  static JobShape shape(Request req) throws ProtocolException {
-    try {
-      String nccl = req.arg("nccl");
-      return new JobShape(count(req, "ranks", JobShape.MAX_RANKS), nccl == null ? null : NcclVersion.parse(nccl),
-          count(req, "nodes", JobShape.MAX_NODES), yesNo(req, "p2p"), count(req, "procs", JobShape.MAX_RANKS),
-          yesNo(req, "numa"));
-    } catch (IllegalArgumentException e) {
-      throw new ProtocolException(ProtocolException.BAD_REQUEST, e.getMessage());
-    }
-  }
-
-  private static Integer count(Request req, String key, int max) throws ProtocolException {
-    String v = req.arg(key);
-    if (v == null) {
-      return null;
-    }
-    if (!v.matches("[0-9]{1,9}") || Integer.parseInt(v) < 1 || Integer.parseInt(v) > max) {
-      throw new ProtocolException(ProtocolException.BAD_REQUEST, key + " must be a whole number from 1 to " + max
-          + ", not \"" + Request.clip(v) + "\"");
-    }
-    return Integer.valueOf(v);
-  }
-
-  private static Boolean yesNo(Request req, String key) throws ProtocolException {
-    String v = req.arg(key);
-    if (v == null) {
-      return null;
-    }
-    return switch (v) {
-      case "yes" -> Boolean.TRUE;
-      case "no" -> Boolean.FALSE;
-      default -> throw new ProtocolException(ProtocolException.BAD_REQUEST, key + " must be yes or no, not \""
-          + Request.clip(v) + "\"");
-    };
+  private AdviseRequest.Answer advised(AdviseRequest q, ShmMount m) throws ProtocolException {
+    return q.answer(engine, space(m, judgement()), gpus.get());
   }
 
   /** The room in {@code m} as the judgement's pass measured it, with what it found leaked there. */

@@ -10,14 +10,11 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
-import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import jdk.net.ExtendedSocketOptions;
-import jdk.net.UnixDomainPrincipal;
 import org.shmguard.config.Config;
 import org.shmguard.nativ.Descriptors;
 import org.slf4j.Logger;
@@ -104,7 +101,8 @@ public final class AdviceServer implements Closeable {
   /** Used by the acceptor thread alone. */
   private final RequestRate rate;
   private final ExecutorService workers;
-  private final UserPrincipal root;
+  /** Used by the acceptor thread alone. */
+  private final PeerCheck peers;
   private Thread acceptor;
   private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
   /** The acceptor's selector, once it runs: close() wakes it. */
@@ -133,8 +131,7 @@ public final class AdviceServer implements Closeable {
       t.setDaemon(true);
       return t;
     });
-    // getpwnam("0") finds no user, so the lookup falls back to uid 0; principals compare by uid.
-    this.root = path.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("0");
+    this.peers = PeerCheck.open();
   }
 
   /**
@@ -257,9 +254,9 @@ public final class AdviceServer implements Closeable {
       }
       Peer peer = peer(client);
       // Before anything is read: a refusal must cost less than an answer.
-      RequestRate.Taken token = rate.take(peer.user(), now);
+      RequestRate.Taken token = rate.take(peer.rateKey(), now);
       if (!token.admitted()) {
-        refusals.hold(client, peer.user(), rateLimited(peer), now);
+        refusals.hold(client, peer.rateKey(), rateLimited(peer), now);
         logLimited(peer, token.startsStretch(), now);
         continue;
       }
@@ -294,7 +291,7 @@ public final class AdviceServer implements Closeable {
     long now = System.nanoTime();
     if (now - lastDeniedLog >= REFUSAL_LOG_EVERY.toNanos()) {
       LOG.warn("advice socket: refused \"{}\" from {}: {} ({} such requests refused since the last such line)", line,
-          peer.user(), why, deniedSinceLog);
+          peer.who(), why, deniedSinceLog);
       lastDeniedLog = now;
       deniedSinceLog = 0;
     }
@@ -312,7 +309,7 @@ public final class AdviceServer implements Closeable {
   private void logLimited(Peer peer, boolean startsStretch, long now) {
     limitedSinceLog++;
     if (startsStretch) {
-      unloggedLimit = peer.user();
+      unloggedLimit = peer.rateKey();
     }
     if (unloggedLimit != null && now - lastLimitLog >= REFUSAL_LOG_EVERY.toNanos()) {
       LOG.warn("advice socket: {} asks more than {} requests at once or {} a second; its requests are refused"
@@ -361,12 +358,7 @@ public final class AdviceServer implements Closeable {
   }
 
   private Peer peer(SocketChannel client) {
-    try {
-      UnixDomainPrincipal p = client.getOption(ExtendedSocketOptions.SO_PEERCRED);
-      return new Peer(p.user().getName(), p.user().equals(root));
-    } catch (IOException | UnsupportedOperationException e) {
-      return new Peer("unknown", false);
-    }
+    return peers.of(client);
   }
 
   private static void closeQuietly(SocketChannel c) {
@@ -394,6 +386,7 @@ public final class AdviceServer implements Closeable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    peers.close();
     if (ownFile != null) {
       ownFile.close();
     }

@@ -2,9 +2,11 @@ package org.shmguard.advice;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import org.shmguard.engine.Output;
+import org.shmguard.engine.PassReport;
+import org.shmguard.policy.Action;
 import org.shmguard.host.NvidiaProc;
 import org.shmguard.policy.AdviceEngine;
 import org.shmguard.gpu.HostGpus;
@@ -16,16 +18,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The daemon's side of advice: keeps the latest judgement, serves it on the socket, and rewrites
- * the advice file after each pass. The daemon feeds it with {@link #accept} and needs nothing
- * else from this package.
+ * The daemon's side of advice, as one of its outputs: keeps the judgement each pass's plan says
+ * to advise from, serves it on the socket, and rewrites the advice file after each pass. The
+ * daemon hands it every report ({@link #export}) and needs nothing else from this package.
  *
  * <pre>{@code
- * AdviceService advice = AdviceService.start(config, paths, actions);
- * loop.onPass(pass -> advice.accept(pass.judgement()));
+ * AdviceService advice = AdviceService.start(config, paths, daemon.rootRequests(), scans);
+ * outputs.add(advice);
  * }</pre>
  */
-public final class AdviceService implements Consumer<Judgement>, Closeable {
+public final class AdviceService implements Output, Consumer<Judgement>, Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(AdviceService.class);
   private final AtomicReference<Judgement> latest;
   private final AdviceResponder responder;
@@ -73,13 +75,25 @@ public final class AdviceService implements Consumer<Judgement>, Closeable {
     responder.onAnswer(listener);
   }
 
+  /** A pass's report: its plan's {@link Action.Advise} is what advice is about from now on. */
+  @Override
+  public void export(PassReport report) {
+    if (report.isPass()) {
+      for (Action a : report.plan().actions()) {
+        if (a instanceof Action.Advise advise) {
+          accept(advise.judgement());
+        }
+      }
+    }
+  }
+
   /** A new judgement: advice from now on is about it, and the advice file follows it. */
   @Override
   public void accept(Judgement j) {
     latest.set(j);
     try {
       // Rewritten only when it changed, or after a failed write (AdviceFile sees to both).
-      file.write(responder.advise(new Request(Request.Verb.ADVISE, Map.of())));
+      file.write(responder.advise(AdviseRequest.HOST_DEFAULT));
     } catch (ProtocolException e) {
       LOG.debug("advice file not written: {}", e.getMessage());
     }

@@ -1,5 +1,6 @@
 package org.shmguard.advice;
 
+import org.shmguard.model.ContainerStart;
 import org.shmguard.model.ShmMount;
 
 /**
@@ -12,6 +13,15 @@ public interface HostActions {
 
   /** Run a clean pass now; {@code dryRun} only reports. */
   String clean(boolean dryRun) throws ProtocolException;
+
+  /**
+   * Size a starting container's /dev/shm for its GPUs (the OCI hook's PREPARE): the one line
+   * saying what was done when it now holds what they need; an error saying why when it does not.
+   * A server that does not size containers says so.
+   */
+  default String prepare(ContainerStart start) throws ProtocolException {
+    throw new ProtocolException(ProtocolException.UNAVAILABLE, "this server does not size containers");
+  }
 
   /** For a server that offers advice only: every action is unavailable. */
   static HostActions none() {

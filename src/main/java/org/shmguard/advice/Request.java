@@ -24,7 +24,8 @@ public record Request(Verb verb, Map<String, String> args) {
     CHECK(Set.of()),
     SCAN(Set.of("format")),
     REMOUNT(Set.of("dev", "size")),
-    CLEAN(Set.of("dry-run"));
+    CLEAN(Set.of("dry-run")),
+    PREPARE(Set.of("container", "pid", "gpus", "root"));
 
     private final Set<String> keys;
 
@@ -34,7 +35,7 @@ public record Request(Verb verb, Map<String, String> args) {
 
     /** True for verbs that change the host: only root may ask them. */
     public boolean changesHost() {
-      return this == REMOUNT || this == CLEAN;
+      return this == REMOUNT || this == CLEAN || this == PREPARE;
     }
 
     /**
@@ -67,7 +68,7 @@ public record Request(Verb verb, Map<String, String> args) {
       verb = Verb.valueOf(words.get(0));
     } catch (IllegalArgumentException e) {
       throw new ProtocolException(ProtocolException.BAD_REQUEST, "unknown request \"" + clip(words.get(0))
-          + "\"; known: PING, ADVISE, CHECK, SCAN, REMOUNT, CLEAN");
+          + "\"; known: PING, ADVISE, CHECK, SCAN, REMOUNT, CLEAN, PREPARE");
     }
     if (verb == Verb.PING) {
       return new Request(verb, Map.of());

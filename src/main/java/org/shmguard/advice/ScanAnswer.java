@@ -6,10 +6,13 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.shmguard.config.Config;
 import org.shmguard.policy.Health;
 import org.shmguard.policy.Judgement;
+import org.shmguard.view.ScanOutput;
+import org.shmguard.view.ScanSource;
 
 /**
  * The daemon's answer to {@code SCAN v1 format=text|json}: its latest pass as {@code shmguard scan}
- * prints it, by the command's own renderer (handed in, so there is one), marked with where it came
+ * prints it, by the one renderer both use ({@link ScanOutput}, below the command line and this
+ * package), marked with where it came
  * from and stale when the pass is older than {@link Health#staleAfter}. Only root may ask (see
  * {@link Request.Verb#rootOnly}).
  *
@@ -21,31 +24,9 @@ import org.shmguard.policy.Judgement;
  * pass and format, not one per request.
  */
 public final class ScanAnswer {
-  /** Renders a judgement as {@code shmguard scan} prints it (text or JSON), with its source. */
+  /** Renders a judgement as {@code shmguard scan} prints it (text or JSON), with its source: {@link ScanOutput#render}. */
   public interface Renderer {
-    String render(Judgement judgement, Source source, boolean json);
-  }
-
-  /**
-   * Where a scan's output came from, part of {@code scan --json} as {@code "source"}: the
-   * daemon's pass (when it began, whether it is stale, the limit) or this command's own pass
-   * (and why the daemon did not answer).
-   */
-  public record Source(boolean daemon, String passAt, Boolean stale, Long staleAfterSeconds, String why) {
-    public static Source daemon(Judgement j, boolean stale, Duration staleAfter) {
-      return new Source(true, j.snapshot().takenAt().toString(), stale, staleAfter.toSeconds(), null);
-    }
-
-    public static Source local(String why) {
-      return new Source(false, null, null, null, why);
-    }
-
-    /** The first line of the text form of a daemon's answer. */
-    public String line() {
-      return "From the shmguard daemon's pass at " + passAt + (Boolean.TRUE.equals(stale)
-          ? ": STALE, older than " + staleAfterSeconds + "s (its passes may have stopped; scan --local scans here)"
-          : " (scan --local scans here)");
-    }
+    String render(Judgement judgement, ScanSource source, boolean json);
   }
 
   /**
@@ -102,7 +83,7 @@ public final class ScanAnswer {
     AtomicReference<Rendered> cache = json ? lastJson : lastText;
     Rendered r = cache.get();
     if (r == null || r.judgement() != latest || r.stale() != stale) {
-      r = new Rendered(latest, json, stale, renderer.render(latest, Source.daemon(latest, stale, staleAfter), json));
+      r = new Rendered(latest, json, stale, renderer.render(latest, ScanSource.daemon(latest, stale, staleAfter), json));
       cache.set(r);
     }
     return r.text();

@@ -4,10 +4,9 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
-import org.shmguard.policy.Advice;
 import org.shmguard.advice.AdviceClient;
+import org.shmguard.advice.AdviseRequest;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.advice.AdviceFormat;
 import org.shmguard.policy.JobShape;
 import org.shmguard.policy.MountSpace;
 import org.shmguard.host.NvidiaProc;
@@ -109,8 +108,7 @@ final class AdviseCommand implements Callable<Integer> {
     }
     spec.commandLine().getErr().println("shmguard: " + why + "; advice worked out here from " + shmPath
         + " alone, without the daemon's view of leaked segments");
-    Advice a = local(config, shape, dev);
-    common.out().print(format.equals("json") ? AdviceFormat.json(a) : AdviceFormat.env(a));
+    common.out().print(local(config, new AdviseRequest(shape, dev, format)).text());
     common.out().flush();
     return Main.EXIT_OK;
   }
@@ -121,42 +119,15 @@ final class AdviseCommand implements Callable<Integer> {
    */
   private String askCompatibly(Path sock, JobShape shape, Dev dev, Duration wait) throws IOException, ProtocolException {
     try {
-      return AdviceClient.ask(sock, request(shape, dev, true), wait);
+      return AdviceClient.ask(sock, new AdviseRequest(shape, dev, format).line(true), wait);
     } catch (ProtocolException e) {
       if (!e.code().equals(ProtocolException.BAD_REQUEST) || !e.getMessage().contains("takes no")) {
         throw e;
       }
       spec.commandLine().getErr().println("shmguard: the daemon is older than --nodes, --p2p, --processes and the"
           + " container's NUMA check; asked without them");
-      return AdviceClient.ask(sock, request(shape, dev, false), wait);
+      return AdviceClient.ask(sock, new AdviseRequest(shape, dev, format).line(false), wait);
     }
-  }
-
-  /** The request line: the keys of the first protocol version, and with {@code shapeKeys} the later ones. */
-  private String request(JobShape shape, Dev dev, boolean shapeKeys) {
-    StringBuilder req = new StringBuilder("ADVISE v1");
-    if (shape.localRanks() != null) {
-      req.append(" ranks=").append(shape.localRanks());
-    }
-    if (shape.nccl() != null) {
-      req.append(" nccl=").append(shape.nccl());
-    }
-    if (dev != null) {
-      req.append(" dev=").append(dev);
-    }
-    if (shapeKeys && shape.nodes() != null) {
-      req.append(" nodes=").append(shape.nodes());
-    }
-    if (shapeKeys && shape.p2p() != null) {
-      req.append(" p2p=").append(shape.p2p() ? "yes" : "no");
-    }
-    if (shapeKeys && shape.processes() != null) {
-      req.append(" procs=").append(shape.processes());
-    }
-    if (shapeKeys && shape.numa() != null) {
-      req.append(" numa=").append(shape.numa() ? "yes" : "no");
-    }
-    return req.append(" format=").append(format).toString();
   }
 
   /**
@@ -195,9 +166,10 @@ final class AdviseCommand implements Callable<Integer> {
     }
   }
 
-  private Advice local(Config config, JobShape shape, Dev dev) throws IOException {
+  /** The advice worked out here, by the same path as the daemon's, from this tmpfs's room alone (no leaks known). */
+  private AdviseRequest.Answer local(Config config, AdviseRequest q) throws IOException {
     FsUsage u = Linux.get().statvfs(shmPath);
-    MountSpace space = new MountSpace(shmPath, dev == null ? "?" : dev.toString(), u.sizeBytes(), u.availableBytes(), 0);
-    return new AdviceEngine(config.advice().defaultLocalRanks()).advise(space, shape, NvidiaProc.read(common.hostPaths()));
+    MountSpace space = new MountSpace(shmPath, q.dev() == null ? "?" : q.dev().toString(), u.sizeBytes(), u.availableBytes(), 0);
+    return q.answer(new AdviceEngine(config.advice().defaultLocalRanks()), space, NvidiaProc.read(common.hostPaths()));
   }
 }

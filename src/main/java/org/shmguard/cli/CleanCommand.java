@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import org.shmguard.config.Config;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.remedy.ReapOutcome;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -26,7 +27,7 @@ final class CleanCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Config config = common.loadConfig();
-    Engine.Pass pass = Engine.create(config, common.hostPaths()).clean(dryRun);
+    PassReport pass = Engine.create(config, common.hostPaths()).clean(dryRun);
     if (json) {
       common.out().println(Output.json(CleanView.of(pass)));
     } else {

@@ -5,10 +5,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.model.FileKey;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Judgement;
 import org.shmguard.remedy.ReapOutcome;
+import org.shmguard.view.ScanView;
 
 /** What {@code clean --json} prints: each candidate with its result and evidence. */
 public record CleanView(String takenAt, boolean dryRun, List<String> blockers, List<Action> actions, long reapedBytes,
@@ -16,7 +18,7 @@ public record CleanView(String takenAt, boolean dryRun, List<String> blockers, L
 
   public record Action(String result, String detail, ScanView.SegmentView segment) {}
 
-  public static CleanView of(Engine.Pass pass) {
+  public static CleanView of(PassReport pass) {
     List<Action> actions = new ArrayList<>();
     long bytes = 0;
     for (ReapOutcome o : pass.outcomes()) {
@@ -40,7 +42,7 @@ public record CleanView(String takenAt, boolean dryRun, List<String> blockers, L
    * is blocked (an incomplete /proc pass, a foreign PID namespace), and those on mounts shmguard
    * only reports. A dry run lists them like the others, so the operator sees what would go.
    */
-  static List<Assessment> notTried(Engine.Pass pass) {
+  static List<Assessment> notTried(PassReport pass) {
     Set<FileKey> tried = new HashSet<>();
     pass.outcomes().forEach(o -> tried.add(o.candidate().segment().key()));
     return pass.judgement().segments().stream().filter(a -> a.verdict().reapable() && !tried.contains(a.segment().key())).toList();
@@ -53,7 +55,7 @@ public record CleanView(String takenAt, boolean dryRun, List<String> blockers, L
   }
 
   /** Files with reapable names this run did not examine (reap.examineLimit per mount): another run reaches them. */
-  static long notExamined(Engine.Pass pass) {
+  static long notExamined(PassReport pass) {
     return pass.judgement().snapshot().contents().stream().mapToLong(c -> c.unexamined()).sum();
   }
 }

@@ -11,6 +11,7 @@ import org.shmguard.daemon.ServiceSignals;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import org.shmguard.view.ScanOutput;
 
 @Command(name = "daemon", mixinStandardHelpOptions = true,
     description = "Run in the foreground as a service: watch every shm mount with inotify and every holder's exit, reap leaked segments with their evidence, alert on capacity through journald, answer launchers on the advice socket, grow a tmpfs past critical where remount.enabled allows, and tell systemd (Type=notify) when it is ready, what it is doing, and that it is alive. Stops on SIGTERM or SIGINT; on SIGHUP (systemctl reload) reads the configuration and its drop-ins again and applies what a running daemon can change, or keeps the running one and says why.",

@@ -1,23 +1,12 @@
 package org.shmguard.cli;
 
-import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
+import org.shmguard.view.Json;
 
-/** JSON for programs: one document, indented, nulls left out. */
+/** JSON for programs: one document, indented, nulls left out ({@link Json}, which the daemon's SCAN answer uses too). */
 final class Output {
-  private static final ObjectMapper JSON = new ObjectMapper()
-      .enable(SerializationFeature.INDENT_OUTPUT)
-      .setSerializationInclusion(JsonInclude.Include.NON_NULL);
-
   private Output() {}
 
   static String json(Object value) {
-    try {
-      return JSON.writeValueAsString(value);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot write JSON", e);
-    }
+    return Json.write(value);
   }
 }

@@ -9,6 +9,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import org.shmguard.view.ScanSource;
+import org.shmguard.view.ScanOutput;
 
 @Command(name = "scan", mixinStandardHelpOptions = true,
     description = {"Show every watched shm mount with its file counts, and each file a reap pattern allows (the oldest reap.examineLimit per mount): size, age, NCCL kind, holders and verdict. Changes nothing on the host.",
@@ -46,7 +48,7 @@ final class ScanCommand implements Callable<Integer> {
       return Main.EXIT_PROBLEM;
     }
     Judgement j = Engine.create(config, common.hostPaths()).judge();
-    common.out().print(ScanOutput.render(j, ScanAnswer.Source.local(answer.whyNot()), json));
+    common.out().print(ScanOutput.render(j, ScanSource.local(answer.whyNot()), json));
     return Main.EXIT_OK;
   }
 }

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import org.shmguard.host.RuntimeRoots;
 import org.shmguard.policy.CapacityPolicy;
 import org.shmguard.text.Glob;
 import org.shmguard.policy.ReapPolicy;
@@ -16,19 +17,20 @@ import org.shmguard.policy.family.FamilyRules;
  * shmguard's whole configuration, validated and immutable. Obtain one from {@link ConfigLoader}.
  *
  * @param source where it came from: a file path, or "built-in defaults"
+ * @param runtimes where the runtimes mount pods' and containers' shm tmpfs on the host (the {@code runtimes} section)
  */
 public record Config(String source, List<String> mounts, Reap reap, Daemon daemon, Log log, Capacity capacity,
-    Advice advice, Remount remount, Metrics metrics, Namespaces namespaces) {
+    Advice advice, Remount remount, Metrics metrics, Namespaces namespaces, RuntimeRoots runtimes) {
 
   /** The same settings, said to come from {@code newSource}. */
   public Config withSource(String newSource) {
-    return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount, metrics, namespaces);
+    return new Config(newSource, mounts, reap, daemon, log, capacity, advice, remount, metrics, namespaces, runtimes);
   }
 
   /** The same settings in a dry run (the daemon's and clean's --dry-run): reap.dryRun on. */
   public Config withDryRun() {
     return new Config(source, mounts, new Reap(true, reap.grace(), reap.patterns(), reap.deny(), reap.requireHostPidNamespace(),
-        reap.examineLimit(), reap.examineTotal(), reap.families()), daemon, log, capacity, advice, remount, metrics, namespaces);
+        reap.examineLimit(), reap.examineTotal(), reap.families()), daemon, log, capacity, advice, remount, metrics, namespaces, runtimes);
   }
 
   /** Whether "auto" discovery is on. */
@@ -135,7 +137,7 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
     return new Config(source, read(ConfigSchema.MOUNTS, source, v), read(ConfigSchema.REAP, source, v),
         read(ConfigSchema.DAEMON, source, v), read(ConfigSchema.LOG, source, v), read(ConfigSchema.CAPACITY, source, v),
         read(ConfigSchema.ADVICE, source, v), read(ConfigSchema.REMOUNT, source, v), read(ConfigSchema.METRICS, source, v),
-        read(ConfigSchema.NAMESPACES, source, v));
+        read(ConfigSchema.NAMESPACES, source, v), read(ConfigSchema.RUNTIMES, source, v));
   }
 
   private static <T> T read(ConfigSection<T> section, String source, Map<String, Object> v) {

@@ -13,7 +13,7 @@ import java.util.Set;
  * {@code advice} (the socket and advice file it made, and the socket's limits) and
  * {@code metrics} (the endpoint it listens on, the textfile it writes). Every other key
  * ({@code mounts}, {@code reap}, {@code families}, {@code capacity}, {@code remount}, {@code log},
- * {@code namespaces}) applies from the next pass.
+ * {@code namespaces}, {@code runtimes}) applies from the next pass.
  *
  * <pre>{@code
  * List<String> changed = ConfigChanges.between(running, loaded);        // ["reap.dryRun", "metrics.listen"]
@@ -59,7 +59,8 @@ public final class ConfigChanges {
   /** What a running daemon runs with after a reload of {@code loaded}: its restart-only sections stay {@code running}'s. */
   public static Config reloaded(Config running, Config loaded) {
     return new Config(loaded.source(), loaded.mounts(), loaded.reap(), running.daemon(), loaded.log(), loaded.capacity(),
-        running.advice(), loaded.remount(), running.metrics(), loaded.namespaces());
+        running.advice(), loaded.remount(), running.metrics(), loaded.namespaces(),
+        loaded.runtimes());
   }
 
   private static Object value(RecordComponent c, Object record) {

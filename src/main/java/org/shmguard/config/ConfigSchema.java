@@ -22,9 +22,10 @@ final class ConfigSchema {
   static final MetricsSection METRICS = new MetricsSection();
   static final NamespacesSection NAMESPACES = new NamespacesSection();
   static final FamilySection FAMILIES = new FamilySection();
+  static final RuntimesSection RUNTIMES = new RuntimesSection();
   /** Every section, in the order their rules are checked (the first broken rule is the one reported). */
   static final List<ConfigSection<?>> SECTIONS = List.of(MOUNTS, CAPACITY, REMOUNT, DAEMON, REAP, LOG, ADVICE, METRICS,
-      NAMESPACES, FAMILIES);
+      NAMESPACES, FAMILIES, RUNTIMES);
   static final Map<String, ValueType<?>> KEYS = build();
 
   private ConfigSchema() {}

@@ -20,6 +20,11 @@ final class PathTypes {
     return Types.scalar(PLAIN_PATH, text -> requirePlain(text, false));
   }
 
+  /** "" (off) or an absolute path in its plain form. */
+  static ValueType<String> optionalPath() {
+    return Types.scalar(PLAIN_PATH + ", or \"\" to leave it out", text -> text.isEmpty() ? text : requirePlain(text, false));
+  }
+
   /**
    * A path a Unix socket is bound to: a socket address holds 108 bytes of path (sun_path, unix(7))
    * with its closing NUL, and the JDK, which binds and connects shmguard's socket, keeps 2 of them

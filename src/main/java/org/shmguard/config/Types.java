@@ -239,6 +239,12 @@ final class Types {
     }, true);
   }
 
+  /** A list of absolute paths in their plain form, each once; empty for none. */
+  static ValueType<List<String>> paths() {
+    return list("a list of absolute paths (" + PathTypes.PLAIN_PATH + "), each named once", text -> PathTypes.requirePlain(text, false),
+        true);
+  }
+
   static <T> ValueType<T> scalar(String allowed, Function<String, T> parse) {
     return new ValueType<>() {
       @Override

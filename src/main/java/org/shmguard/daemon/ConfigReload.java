@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * reload applies is {@link ConfigChanges}'s to say.
  *
  * <pre>{@code
- * ConfigReload reload = new ConfigReload(source, running, daemon, advice::reconfigure, level -> ..., sink, notifier);
+ * ConfigReload reload = new ConfigReload(source, running, daemon, level -> ..., sink, notifier);
  * signals.attach(daemon::stop, reload::reload); // ServiceSignals: SIGHUP runs it
  * }</pre>
  */
@@ -36,22 +36,19 @@ final class ConfigReload {
 
   private final Service.ConfigSource source;
   private final Daemon daemon;
-  private final Consumer<Config> others;
   private final Consumer<String> logLevel;
   private final AlertSink sink;
   private final ServiceNotifier notifier;
   private Config running;
 
   /**
-   * @param others told the applied configuration after the daemon took it (the remounter)
    * @param logLevel sets log.level
    */
-  ConfigReload(Service.ConfigSource source, Config running, Daemon daemon, Consumer<Config> others, Consumer<String> logLevel,
+  ConfigReload(Service.ConfigSource source, Config running, Daemon daemon, Consumer<String> logLevel,
       AlertSink sink, ServiceNotifier notifier) {
     this.source = source;
     this.running = running;
     this.daemon = daemon;
-    this.others = others;
     this.logLevel = logLevel;
     this.sink = sink;
     this.notifier = notifier;
@@ -100,7 +97,6 @@ final class ConfigReload {
       Thread.currentThread().interrupt();
       return;
     }
-    others.accept(next);
     logLevel.accept(next.log().level());
     running = next;
     daemon.note(null);

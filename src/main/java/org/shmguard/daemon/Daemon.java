@@ -2,15 +2,15 @@ package org.shmguard.daemon;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
-import java.util.function.Function;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.AlertSink;
 import org.shmguard.alert.EventKind;
 import org.shmguard.config.Config;
+import org.shmguard.engine.AlertOutput;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.Outputs;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HostPaths;
 import org.shmguard.host.MountChanges;
 import org.shmguard.host.MountDiscovery;
@@ -21,13 +21,17 @@ import org.shmguard.nativ.Inotify;
 import org.shmguard.nativ.Poll;
 import org.shmguard.text.Durations;
 import org.shmguard.policy.Planner;
+import org.shmguard.host.ContainerShmFinder;
+import org.shmguard.remedy.ContainerShmSizer;
+import org.shmguard.remedy.Remounter;
 import org.shmguard.systemd.ServiceNotifier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The long-running service: the {@link Engine} pipeline driven by inotify, holder exits and
- * timers on one worker thread, reporting to an {@link AlertSink} and to systemd.
+ * timers on one worker thread, each pass's {@link PassReport} told to the daemon's outputs
+ * (journald or an {@link AlertSink}, systemd, and in the whole service metrics and advice).
  *
  * <pre>{@code
  * try (Daemon d = Daemon.start(config, HostPaths.system(), JournalAlertSink.choose(), ServiceNotifier.fromEnvironment())) {
@@ -38,91 +42,94 @@ import org.slf4j.LoggerFactory;
 public final class Daemon implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
   private final Worker worker;
-  private final Thread thread;
-  private final Schedules schedules;
+  private final Poll poll;
+  private final Config.Daemon settings;
   private final HostPaths paths;
   private final Engine engine;
   private final Planner planner;
+  private final Remounter remounter;
+  /** namespaces.actInUserNamespaces: whether a container of a user's own namespaces may be sized. */
+  private final boolean actInUserNamespaces;
+  /** Set by begin(): the worker thread and the schedules. */
+  private Thread thread;
+  private Schedules schedules;
 
-  private Daemon(Worker worker, Thread thread, Schedules schedules, HostPaths paths, Engine engine, Planner planner) {
+  private Daemon(Worker worker, Poll poll, Config.Daemon settings, HostPaths paths, Engine engine, Planner planner,
+      Remounter remounter, boolean actInUserNamespaces) {
     this.worker = worker;
-    this.thread = thread;
-    this.schedules = schedules;
+    this.actInUserNamespaces = actInUserNamespaces;
+    this.poll = poll;
+    this.settings = settings;
     this.paths = paths;
     this.engine = engine;
     this.planner = planner;
+    this.remounter = remounter;
   }
 
-  /** Starts the worker thread and the schedules; the first pass runs at once. */
+  /** Starts the worker thread and the schedules; the first pass runs at once. Alerts go to {@code sink}; nothing is remounted. */
   public static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier) throws IOException {
-    return start(config, paths, sink, notifier, List.of());
-  }
-
-  /**
-   * As above, with listeners told of every pass (the first one included) on the worker thread,
-   * after its planned actions: metrics, say. Each must be quick.
-   */
-  public static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
-      List<Consumer<Engine.Pass>> listeners) throws IOException {
-    return start(config, paths, sink, notifier, listeners, PassThread.DEADLINE);
+    return start(config, paths, sink, notifier, PassThread.DEADLINE);
   }
 
   /** As above, with the deadline after which a running pass counts as stalled (tests shorten it). */
-  static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
-      List<Consumer<Engine.Pass>> listeners, Duration passDeadline) throws IOException {
-    return start(config, paths, sink, notifier, engine -> Acts.bare(engine::reap, sink), listeners, passDeadline);
-  }
-
-  /**
-   * As above, with the act stage for each pass's plan, made for the daemon's engine (whose
-   * reaper carries out the plan's reaps): the whole service's (advice and remounts, see
-   * {@link Service}) or reaps and alerts only.
-   */
-  static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
-      Function<Engine, Actor> acts, List<Consumer<Engine.Pass>> listeners, Duration passDeadline) throws IOException {
-    return start(config, paths, sink, notifier, acts, listeners, passDeadline, HolderState.NONE);
-  }
-
-  /**
-   * As above, starting from what {@code state} remembers of the daemon before a restart and
-   * keeping this one's holder history there after every pass.
-   */
-  static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier,
-      Function<Engine, Actor> acts, List<Consumer<Engine.Pass>> listeners, Duration passDeadline, HolderState state)
+  static Daemon start(Config config, HostPaths paths, AlertSink sink, ServiceNotifier notifier, Duration passDeadline)
       throws IOException {
+    Outputs outputs = new Outputs(sink.describe()).add(new AlertOutput(sink));
+    return create(config, paths, outputs, notifier, null, passDeadline, HolderState.NONE).begin();
+  }
+
+  /**
+   * The daemon, not yet started: its engine (planned by a {@link Planner}, acting through its
+   * reaper and {@code remounter}), and its worker, which tells {@code outputs} every report.
+   * Root's requests over the socket reach it through {@link #rootRequests} from now on; they are
+   * answered once {@link #begin} started it. The holder history starts from what {@code state}
+   * remembers of the daemon before a restart, and is kept there after every pass.
+   *
+   * @param remounter grows mounts the plan names and root asks for; null for none
+   */
+  static Daemon create(Config config, HostPaths paths, Outputs outputs, ServiceNotifier notifier, Remounter remounter,
+      Duration passDeadline, HolderState state) throws IOException {
     Config.Daemon d = config.daemon();
     if (config.reap().dryRun()) {
       LOG.warn("shmguard starting in a dry run: it reports what it would reap and remount, and changes nothing");
     }
+    AlertSink sink = outputs.sink();
     LOG.info("shmguard starting with {}: sweep every {}, rediscovery every {}, grace {}, patterns {}, deny {}{}; {}",
         config.source(), Durations.human(d.interval()), Durations.human(d.rediscover()),
         Durations.human(config.reap().grace()), config.reap().patterns(), config.reap().deny(),
         config.reap().dryRun() ? ", dry run" : "", sink.describe());
-    Engine engine = Engine.create(config, paths);
+    Config.Capacity c = config.capacity();
+    Planner planner = new Planner(config.reap().policy(), config.remount().policy(), c.policy(), c.topHolders());
+    Engine engine = Engine.create(config, paths, planner, remounter);
     engine.remember(state.load());
     ProcessDetails details = new ProcessDetails(paths);
-    Config.Capacity c = config.capacity();
+    if (state != HolderState.NONE) {
+      outputs.add(report -> {
+        if (report.isPass()) {
+          state.keep(report.judgement().snapshot(), engine.history());
+        }
+      });
+    }
     Poll poll = Poll.create();
-    Planner planner = new Planner(engine.policy(), config.remount().policy(), c.policy(), c.topHolders());
     Worker worker = new Worker(engine, rediscovery(config, paths),
         new MountWatches(Inotify.open()),
         new ExitWatches(d.watchHolders(), pid -> {
           ProcessInfo info = details.read(pid);
           return info == null ? null : info.startTicks();
         }),
-        poll, sink, notifier, d.settle(),
-        planner, acts.apply(engine), passDeadline);
-    listeners.forEach(worker::addListener);
-    if (state != HolderState.NONE) {
-      worker.addListener(pass -> state.keep(pass.judgement().snapshot(), engine.history()));
-    }
+        poll, outputs, notifier, d.settle(), planner, passDeadline);
     PathWalks.shared().onStallAndRecovery(
         path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " did not answer within "
             + PathWalks.DEADLINE.toMillis() + " ms (its filesystem, or one on the way to it, is not answering);"
             + " the mount behind it is skipped until it does").with("SHM_PATH", path)),
         path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " answers again; the mount behind it is watched"
             + " from the next pass").with("SHM_PATH", path).with("SHM_RECOVERED", 1)));
-    Thread thread = new Thread(() -> {
+    return new Daemon(worker, poll, d, paths, engine, planner, remounter, config.namespaces().actInUserNamespaces());
+  }
+
+  /** Starts the worker thread and the schedules; the first pass runs at once. */
+  Daemon begin() throws IOException {
+    thread = new Thread(() -> {
       try {
         worker.run();
       } finally {
@@ -131,8 +138,8 @@ public final class Daemon implements AutoCloseable {
     }, "shmguard-worker");
     thread.start();
     try {
-      return new Daemon(worker, thread, Schedules.start(worker, d.interval(), d.rediscover(), d.summary()), paths, engine,
-          planner);
+      schedules = Schedules.start(worker, settings.interval(), settings.rediscover(), settings.summary());
+      return this;
     } catch (org.quartz.SchedulerException | RuntimeException | LinkageError e) {
       // LinkageError: Quartz needs java.beans (the java.desktop module), which a trimmed runtime may lack
       worker.stop();
@@ -140,11 +147,22 @@ public final class Daemon implements AutoCloseable {
     }
   }
 
+  /** The worker thread's side of this daemon (tests ask it directly). */
+  Worker worker() {
+    return worker;
+  }
+
+  /** What root may ask over the advice socket (a clean pass, a remount, a container's size): requests to this daemon's worker. */
+  RootRequests rootRequests() {
+    return new RootRequests(worker, remounter == null ? null
+        : new ContainerShmSizer(new ContainerShmFinder(paths, actInUserNamespaces), remounter));
+  }
+
   /** A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap. */
   private static Worker.Rediscovery rediscovery(Config config, HostPaths paths) {
     // A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap.
     return new MountChanges(paths, new MountDiscovery(paths, config.namespaces().actInUserNamespaces(),
-        config.namespaces().reportLimit()), config.autoDiscover(), config.mountPaths())::devices;
+        config.namespaces().reportLimit(), config.runtimes()), config.autoDiscover(), config.mountPaths())::devices;
   }
 
   /**
@@ -160,6 +178,9 @@ public final class Daemon implements AutoCloseable {
     return worker.reconfigure(() -> {
       engine.adopt(fresh);
       planner.reconfigure(fresh.policy(), config.remount().policy(), c.policy(), c.topHolders());
+      if (remounter != null) {
+        remounter.reconfigure(config.remount().policy(), config.reap().dryRun());
+      }
     }, rediscovery(config, paths));
   }
 
@@ -194,7 +215,7 @@ public final class Daemon implements AutoCloseable {
   }
 
   /** A full pass (reaping included) on the worker thread, with its alerts, as soon as it can run. */
-  public CompletableFuture<Engine.Pass> passNow() {
+  public CompletableFuture<PassReport> passNow() {
     return worker.passNow();
   }
 
@@ -202,7 +223,7 @@ public final class Daemon implements AutoCloseable {
    * A pass that decides and reaps nothing, run after any pass in progress on the daemon's pass
    * thread; the caller bounds its wait, so a pass stuck in the kernel holds no caller's thread.
    */
-  public CompletableFuture<Engine.Pass> dryRunPass() {
+  public CompletableFuture<PassReport> dryRunPass() {
     return worker.dryRunNow();
   }
 
@@ -213,7 +234,9 @@ public final class Daemon implements AutoCloseable {
 
   /** Stops the schedules and the worker (which tells systemd STOPPING=1). */
   public void stop() {
-    schedules.close();
+    if (schedules != null) {
+      schedules.close();
+    }
     worker.stop();
   }
 
@@ -225,11 +248,18 @@ public final class Daemon implements AutoCloseable {
   @Override
   public void close() {
     stop();
+    if (thread == null) { // made, never begun (the advice socket could not start): nothing runs
+      worker.abandon();
+      poll.close();
+      return;
+    }
     try {
       if (!worker.awaitStopped(Duration.ofSeconds(30))) {
         LOG.warn("the worker did not stop within 30s");
       }
-      thread.join(1000);
+      if (thread != null) {
+        thread.join(1000);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

@@ -16,10 +16,18 @@ import org.slf4j.LoggerFactory;
  * its verdict changes ("dry run: /dev/shm/nccl-x (9.2M, nccl, age 3s), verdict held: held by pid
  * 4242 (map)"), with the blockers on a leaked one.
  */
-final class DryRunVerdicts {
+final class DryRunVerdicts implements org.shmguard.engine.Output {
   private static final Logger LOG = LoggerFactory.getLogger(DryRunVerdicts.class);
   /** Each examined file's last logged verdict: a verdict is logged when it changes. */
   private Map<FileKey, Verdict> loggedVerdicts = new HashMap<>();
+
+  /** A dry run's pass is logged; any other report is not. */
+  @Override
+  public void export(org.shmguard.engine.PassReport report) {
+    if (report.isPass() && report.dryRun()) {
+      log(report.judgement());
+    }
+  }
 
   void log(Judgement j) {
     Map<FileKey, Verdict> now = new HashMap<>();

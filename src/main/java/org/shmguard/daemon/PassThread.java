@@ -13,6 +13,7 @@ import java.util.function.BooleanSupplier;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.AlertSink;
 import org.shmguard.alert.EventKind;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.PathWalks;
 import org.shmguard.systemd.ServiceNotifier;
 import org.slf4j.Logger;
@@ -29,7 +30,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * PassThread passes = new PassThread(PassThread.DEADLINE, sink, notifier);
- * Engine.Pass pass = passes.run(() -> engine.clean(false), () -> stopping, this::pingWatchdog);   // null if stopping
+ * PassReport pass = passes.run(() -> engine.clean(false), () -> stopping, this::pingWatchdog);   // null if stopping
  * }</pre>
  */
 final class PassThread implements AutoCloseable {

@@ -5,21 +5,26 @@ import java.nio.file.Path;
 import java.util.function.Consumer;
 import java.time.Duration;
 import java.util.List;
+import java.time.Clock;
+import org.shmguard.advice.AdviceService;
 import org.shmguard.advice.SocketInUseException;
 import org.shmguard.advice.ScanAnswer;
 import org.shmguard.alert.AlertSink;
 import org.shmguard.alert.LogAlertSink;
 import org.shmguard.config.Config;
+import org.shmguard.engine.AlertOutput;
+import org.shmguard.engine.Outputs;
 import org.shmguard.host.HostPaths;
-import org.shmguard.metrics.CountingAlertSink;
 import org.shmguard.metrics.MetricsOutputs;
+import org.shmguard.remedy.Remounter;
 import org.shmguard.systemd.JournalAlertSink;
 import org.shmguard.systemd.ServiceNotifier;
 
 /**
- * The daemon as {@code shmguard daemon} runs it, assembled: alerts to journald (or the log),
- * counted in the metrics; the metrics endpoint and textfile; the advice socket and file; the
- * remounter; and the {@link Daemon} whose plans reach all of them. The command line only loads
+ * The daemon as {@code shmguard daemon} runs it, assembled: the {@link Daemon} (its engine with
+ * the remounter), and its outputs, each told every report: journald (or the log), the metrics
+ * endpoint and textfile, the advice socket and file (which asks root's requests of the daemon),
+ * systemd's status. The command line only loads
  * the configuration, starts this, and turns its ending into an exit status.
  *
  * <pre>{@code
@@ -29,15 +34,16 @@ import org.shmguard.systemd.ServiceNotifier;
  * }</pre>
  */
 public final class Service implements AutoCloseable {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Service.class);
   /** How long a stop request waits for the worker: well inside the unit's TimeoutStopSec (30 s). */
   public static final Duration STOP_GRACE = Duration.ofSeconds(5);
   private final MetricsOutputs metrics;
-  private final DaemonAdvice advice;
+  private final AdviceService advice;
   private final Daemon daemon;
   private final HolderState state;
   private final ConfigReload reload;
 
-  private Service(MetricsOutputs metrics, DaemonAdvice advice, Daemon daemon, HolderState state, ConfigReload reload) {
+  private Service(MetricsOutputs metrics, AdviceService advice, Daemon daemon, HolderState state, ConfigReload reload) {
     this.metrics = metrics;
     this.advice = advice;
     this.daemon = daemon;
@@ -91,25 +97,53 @@ public final class Service implements AutoCloseable {
       journal = new LogAlertSink();
     }
     MetricsOutputs metrics = MetricsOutputs.start(config, journal);
-    DaemonAdvice advice = null;
+    AdviceService advice = null;
+    Daemon daemon = null;
     try {
-      AlertSink sink = new CountingAlertSink(journal, metrics);
-      advice = DaemonAdvice.start(config, paths, sink, metrics::remounted, metrics::adviceAnswered, scans);
+      Outputs outputs = new Outputs(journal.describe() + "; counted in the metrics")
+          .add(new AlertOutput(journal)).add(metrics);
+      Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC()).dryRun(config.reap().dryRun());
       HolderState state = HolderState.at(options.stateDirectory(), paths);
       ServiceNotifier notifier = ServiceNotifier.fromEnvironment();
-      Daemon daemon = Daemon.start(config, paths, sink, notifier, advice.acts(sink),
-          List.of(pass -> metrics.passCompleted(pass, pass.took())), PassThread.DEADLINE, state);
-      advice.attach(daemon);
-      DaemonAdvice a = advice;
+      daemon = Daemon.create(config, paths, outputs, notifier, remounter, PassThread.DEADLINE, state);
+      advice = startAdvice(config, paths, daemon, scans);
+      if (advice != null) {
+        advice.onAnswer(metrics::adviceAnswered);
+        outputs.add(advice);
+      }
+      daemon.begin();
       ConfigReload reload = options.reloadFrom() == null ? null
-          : new ConfigReload(options.reloadFrom(), config, daemon, a::reconfigure, options.logLevel(), sink, notifier);
+          : new ConfigReload(options.reloadFrom(), config, daemon, options.logLevel(), outputs.sink(), notifier);
       return new Service(metrics, advice, daemon, state, reload);
     } catch (IOException | RuntimeException | Error e) {
+      if (daemon != null) {
+        daemon.close();
+      }
       if (advice != null) {
         advice.close();
       }
       metrics.close();
       throw e;
+    }
+  }
+
+  /**
+   * Opens the advice socket (if enabled) before the daemon starts, so it answers once READY is
+   * sent. A socket it cannot make is logged and the daemon goes on without it (null); another
+   * daemon answering there is thrown ({@link SocketInUseException}): this one must not start.
+   */
+  private static AdviceService startAdvice(Config config, HostPaths paths, Daemon daemon, ScanAnswer.Renderer scans)
+      throws IOException {
+    if (!config.advice().enabled()) {
+      return null;
+    }
+    try {
+      return AdviceService.start(config, paths, daemon.rootRequests(), scans);
+    } catch (SocketInUseException e) {
+      throw e;
+    } catch (IOException e) {
+      LOG.error("no advice socket: {}; reaping goes on without it", e.getMessage());
+      return null;
     }
   }
 
@@ -140,7 +174,9 @@ public final class Service implements AutoCloseable {
   @Override
   public void close() throws IOException {
     try {
-      advice.close();
+      if (advice != null) {
+        advice.close();
+      }
     } finally {
       metrics.close();
     }

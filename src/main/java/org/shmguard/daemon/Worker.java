@@ -11,21 +11,21 @@ import java.util.Map;
 import java.util.Set;
 import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.function.Consumer;
 import java.util.stream.Collectors;
-import org.shmguard.alert.Alert;
-import org.shmguard.alert.AlertSink;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.Output;
+import org.shmguard.engine.Outputs;
+import org.shmguard.engine.PassReport;
+import org.shmguard.policy.OutcomeAlerts;
 import org.shmguard.host.MountDiscovery;
 import org.shmguard.host.SelfMemory;
-import org.shmguard.host.PathWalks;
 import org.shmguard.model.Dev;
 import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.ContainerStart;
 import org.shmguard.model.ShmMount;
+import org.shmguard.remedy.ContainerShmSizer;
 import org.shmguard.nativ.Poll;
-import org.shmguard.policy.Action;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.Plan;
@@ -38,10 +38,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The daemon's worker thread: waits on inotify, holder pidfds and requests at once, has one full
- * pass (observe, judge, plan, and the plan's reap) run per burst of triggers, carries out the
- * rest of the plan and the planner's report of the reap's outcomes, and pings systemd's
- * watchdog. The pass runs on the {@link PassThread}, which this thread waits for in short slices,
- * so a stop request is honoured at once whatever the kernel does to the pass.
+ * pass run per burst of triggers ({@link Engine#pass}: observe, judge, plan, the plan's reap and
+ * remounts, one {@link PassReport}), hands the report to every {@link Output}, and pings
+ * systemd's watchdog. The pass runs on the {@link PassThread}, which this thread waits for in
+ * short slices, so a stop request is honoured at once whatever the kernel does to the pass.
+ * Root's requests over the socket (a pass now, a dry run, a remount) are requests to this worker,
+ * answered with their report.
  */
 final class Worker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
@@ -60,15 +62,12 @@ final class Worker implements Runnable {
   private final MountWatches mounts;
   private final ExitWatches exits;
   private final Poll poll;
-  private final AlertSink sink;
+  /** Told every report: journald, metrics, the advice socket and file, systemd's status, ... */
+  private final Outputs outputs;
   private final ServiceNotifier notifier;
   private final long settleNanos;
-  /** The decide stage after a judgement: what to reap, raise, advise and remount, and when a grace ends. */
+  /** The engine's planner, asked here only for the journal summary between passes. */
   private final Planner planner;
-  /** In a dry run, each file's verdict in the log when it changes. */
-  private final DryRunVerdicts dryRunLog = new DryRunVerdicts();
-  /** The act stage for the planner's actions: the reap on the pass thread, the rest on this one. */
-  private final Actor actor;
   /**
    * Spaces the passes that inotify, a holder's exit or a segment leaving its grace ask for, once
    * two seconds of them have run back to back (see PassBudget). Requests, sweeps and zombie retries do
@@ -79,8 +78,7 @@ final class Worker implements Runnable {
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
-  private final List<Consumer<Engine.Pass>> listeners = new CopyOnWriteArrayList<>();
-  private final List<CompletableFuture<Engine.Pass>> waiters = new ArrayList<>();
+  private final List<CompletableFuture<PassReport>> waiters = new ArrayList<>();
   /** A reloaded configuration's settings, waiting for the worker to apply them between passes. */
   private Reconfiguration reconfiguration;
   /** Said after the status line while it holds (a rejected reload), "" for nothing. */
@@ -109,19 +107,23 @@ final class Worker implements Runnable {
     Set<Dev> mounts();
   }
 
-  Worker(Engine engine, Rediscovery rediscovery, MountWatches mounts, ExitWatches exits, Poll poll, AlertSink sink,
-      ServiceNotifier notifier, Duration settle, Planner planner, Actor actor, Duration passDeadline) {
+  /**
+   * @param outputs told every report; systemd's status line and, in a dry run, the verdicts' log
+   *     lines are added to them here
+   */
+  Worker(Engine engine, Rediscovery rediscovery, MountWatches mounts, ExitWatches exits, Poll poll, Outputs outputs,
+      ServiceNotifier notifier, Duration settle, Planner planner, Duration passDeadline) {
     this.engine = engine;
     this.rediscovery = rediscovery;
     this.mounts = mounts;
     this.exits = exits;
     this.poll = poll;
-    this.sink = sink;
+    this.outputs = outputs;
     this.notifier = notifier;
     this.settleNanos = settle.toNanos();
     this.planner = planner;
-    this.actor = actor;
-    this.passThread = new PassThread(passDeadline, sink, notifier);
+    this.passThread = new PassThread(passDeadline, outputs.sink(), notifier);
+    outputs.add(new DryRunVerdicts()).add(new StatusOutput(notifier, this::ready, this::statusLine));
   }
 
   static Rediscovery rediscovery(MountDiscovery discovery, boolean auto, List<String> configured) {
@@ -175,14 +177,9 @@ final class Worker implements Runnable {
     return status.line() + note;
   }
 
-  /** Called on the worker thread after every pass; it must be quick and must not throw. */
-  void addListener(Consumer<Engine.Pass> listener) {
-    listeners.add(listener);
-  }
-
-  /** A full pass on the worker thread as soon as it can run, and its result. */
-  CompletableFuture<Engine.Pass> passNow() {
-    CompletableFuture<Engine.Pass> f = new CompletableFuture<>();
+  /** A full pass on the worker thread as soon as it can run, and its report (told to every output first). */
+  CompletableFuture<PassReport> passNow() {
+    CompletableFuture<PassReport> f = new CompletableFuture<>();
     synchronized (waiters) {
       waiters.add(f);
     }
@@ -191,13 +188,64 @@ final class Worker implements Runnable {
   }
 
   /** A pass that reaps nothing, on the pass thread (after any pass running there), and its result. */
-  CompletableFuture<Engine.Pass> dryRunNow() {
+  CompletableFuture<PassReport> dryRunNow() {
     return passThread.submit(() -> engine.clean(true));
+  }
+
+  /**
+   * Root's remount: {@code mount} grown to {@code sizeBytes} (null: the configured target) on the
+   * pass thread, after any pass running there, as the remount policy allows; its report (the
+   * outcome and its alert) is told to every output, then completes the future. Null in the
+   * future when the daemon has no remounter. A request still waiting after {@code within} (a pass
+   * stuck in the kernel held the thread, and the caller was told it failed) is dropped, never
+   * carried out late.
+   */
+  CompletableFuture<PassReport> remountNow(ShmMount mount, Long sizeBytes, String trigger, Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
+    return passThread.submit(() -> {
+      if (System.nanoTime() - deadline > 0) {
+        LOG.warn("not remounting {} ({}): the request waited over {} s for a pass to end", mount.displayName(), trigger,
+            within.toSeconds());
+        throw new IllegalStateException("the request waited too long");
+      }
+      PassReport r = engine.remount(mount, sizeBytes, trigger);
+      if (r != null) {
+        outputs.export(r);
+      }
+      return r;
+    });
+  }
+
+  /**
+   * Root's PREPARE (a starting container's OCI hook): {@code sizer} sizes its /dev/shm on the pass
+   * thread, between passes, and the outputs are told the remount outcome it came to before the
+   * caller is answered. Dropped, as {@link #remountNow}, if it waited longer than {@code within}.
+   */
+  CompletableFuture<ContainerShmSizer.Outcome> prepareNow(ContainerShmSizer sizer, ContainerStart start, Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
+    return passThread.submit(() -> {
+      if (System.nanoTime() - deadline > 0) {
+        LOG.warn("not sizing container {}'s /dev/shm: the request waited over {} s for a pass to end", start.shortId(),
+            within.toSeconds());
+        throw new IllegalStateException("the request waited too long");
+      }
+      ContainerShmSizer.Outcome o = sizer.size(start);
+      if (o.remount() != null) {
+        outputs.export(PassReport.between(List.of(o.remount()), List.of(OutcomeAlerts.remounted(o.remount()))));
+      }
+      return o;
+    });
   }
 
   void stop() {
     stopping = true;
     poll.wake();
+  }
+
+  /** Releases the watches of a worker whose loop never ran. */
+  void abandon() {
+    exits.close();
+    mounts.close();
   }
 
   boolean awaitStopped(Duration d) throws InterruptedException {
@@ -393,41 +441,33 @@ final class Worker implements Runnable {
   }
 
   private void pass() {
-    List<CompletableFuture<Engine.Pass>> served;
+    List<CompletableFuture<PassReport>> served;
     synchronized (waiters) {
       served = new ArrayList<>(waiters);
       waiters.clear();
     }
-    Engine.Planned planned;
+    PassReport report;
     try {
       boolean sameMounts = !rediscover;
-      // observe, judge, plan, and the plan's reap at once after the judgement, all on the pass thread
-      planned = passThread.run(() -> engine.pass(false, sameMounts, planner::next, actor::carry), () -> stopping,
-          this::pingWatchdog);
+      // observe, judge, plan, the plan's reap at once after the judgement, its remounts: all on the pass thread
+      report = passThread.run(() -> engine.pass(false, sameMounts), () -> stopping, this::pingWatchdog);
       rediscover = false;
     } catch (RuntimeException e) {
       served.forEach(f -> f.completeExceptionally(e));
       throw e;
     }
-    if (planned == null) {
+    if (report == null) {
       served.forEach(f -> f.completeExceptionally(new IllegalStateException("the daemon is stopping")));
       return;
     }
-    Engine.Pass pass = planned.pass();
-    Plan plan = planned.plan();
-    long took = pass.took().toNanos();
-    Judgement j = pass.judgement();
+    Plan plan = report.plan();
+    long took = report.took().toNanos();
+    Judgement j = report.judgement();
     for (String w : j.snapshot().warnings()) {
       LOG.debug("{}", w);
     }
-    if (pass.dryRun()) {
-      dryRunLog.log(j);
-    }
-    for (Action a : planner.report(j, pass.outcomes(), PathWalks.shared().stuckPaths())) {
-      carry(a);
-    }
     knownMounts = j.snapshot().mounts().stream().map(ShmMount::dev).collect(Collectors.toSet());
-    long reapedNow = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
+    long reapedNow = report.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
     long end = System.nanoTime();
     budget.spent(took, end);
     eventsNotBefore = budget.nextAt(end);
@@ -451,22 +491,8 @@ final class Worker implements Runnable {
         exits.size(), took, j, SelfMemory.residentBytes());
     LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
         status.line());
-    if (ready) {
-      notifier.status(statusLine());
-    }
-    for (Action a : plan.actions()) {
-      if (!(a instanceof Action.Reap)) { // carried out in the pass
-        carry(a);
-      }
-    }
-    for (Consumer<Engine.Pass> l : listeners) {
-      try {
-        l.accept(pass);
-      } catch (RuntimeException e) {
-        LOG.error("a pass listener failed: {}", e.toString(), e);
-      }
-    }
-    served.forEach(f -> f.complete(pass));
+    outputs.export(report);
+    served.forEach(f -> f.complete(report));
   }
 
   /**
@@ -529,17 +555,6 @@ final class Worker implements Runnable {
     if (j == null) {
       return;
     }
-    for (Alert a : planner.summary(j, status.reaped())) {
-      carry(new Action.Raise(a));
-    }
-  }
-
-  /** One planned action, on this thread; one that fails is logged and the others still run. */
-  private void carry(Action a) {
-    try {
-      actor.carry(a);
-    } catch (RuntimeException e) {
-      LOG.error("an action failed ({}): {}", a.getClass().getSimpleName(), e.toString(), e);
-    }
+    outputs.export(PassReport.between(List.of(), planner.summary(j, status.reaped())));
   }
 }

@@ -6,7 +6,6 @@ import java.util.TreeMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.MountReport;
 import org.shmguard.gpu.NcclFacts;
@@ -29,7 +28,7 @@ final class CuMemImportCheck implements Check {
     Map<String, NamespaceDevices> singles = new TreeMap<>(); // sorted: the same host gives the same report
     for (MountReport r : ctx.judgement().mounts()) {
       ShmMount m = r.mount();
-      if (m.origin() != MountOrigin.NAMESPACE || m.pids().isEmpty()) {
+      if (!m.origin().ofContainer() || m.pids().isEmpty()) {
         continue;
       }
       NamespaceDevices d = ctx.devices().of(m.pids().get(0));

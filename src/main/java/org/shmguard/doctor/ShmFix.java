@@ -39,6 +39,23 @@ final class ShmFix {
     return Kind.OTHER_CONTAINER;
   }
 
+  /**
+   * Steps that give {@code m} {@code gib} GiB, as {@link #grow(ShmMount, long)}, except for the
+   * doctor's own /dev/shm when it runs inside a container ({@code ownRuntime}, from
+   * {@link OwnContainer}): that tmpfs is the container's, to be recreated larger, and grown for
+   * now only from the host.
+   */
+  static List<String> grow(ShmMount m, long gib, String ownRuntime) {
+    if (ownRuntime == null || kindOf(m) != Kind.HOST) {
+      return grow(m, gib);
+    }
+    return List.of("this " + m.mountPoint() + " is this " + ownRuntime + " container's own: recreate the container with"
+            + " more shared memory: " + ownRuntime + " run --shm-size=" + gib + "g ..."
+            + (ownRuntime.equals("docker") ? "  (Compose: shm_size: \"" + gib + "gb\")" : ""),
+        "for the running container, until it restarts: on the host, as root, shmguard doctor prints the remount"
+            + " (one from inside needs CAP_SYS_ADMIN; an fstab line here is never read)");
+  }
+
   /** Steps that give {@code m} {@code gib} GiB, the lasting one first, then relief for now. */
   static List<String> grow(ShmMount m, long gib) {
     List<String> fix = new ArrayList<>();

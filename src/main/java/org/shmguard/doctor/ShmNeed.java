@@ -51,8 +51,7 @@ public record ShmNeed(int ranks, NcclVersion version, NcclFootprint oneNode, Ncc
 
   /** A size to grow to: twice the need, in whole GiB, at least 1 GiB (what the reports' fixes used). */
   public long recommendedBytes() {
-    long twice = 2 * totalBytes();
-    return Math.max(GIB, (twice + GIB - 1) / GIB * GIB);
+    return org.shmguard.policy.ContainerShmPolicy.recommendedBytes(totalBytes());
   }
 
   /** The recommended size in whole GiB, for commands: 1 for "--shm-size=1g". */

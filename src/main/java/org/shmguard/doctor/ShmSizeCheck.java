@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import org.shmguard.text.Bytes;
-import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.MountReport;
@@ -61,7 +60,7 @@ final class ShmSizeCheck implements Check {
       return new Ranks(ctx.ranks(), false, "planning for " + ctx.ranks() + " local ranks (--ranks)");
     }
     GpuHost gpus = ctx.gpus();
-    if (m.origin() == MountOrigin.NAMESPACE && !m.pids().isEmpty()) {
+    if (m.origin().ofContainer() && !m.pids().isEmpty()) {
       NamespaceDevices d = ctx.devices().of(m.pids().get(0));
       if (d.readable() && d.gpuCount() > 0) {
         return new Ranks(d.gpuCount(), false, "the container sees " + d.gpuCount() + " GPU(s): "
@@ -104,7 +103,7 @@ final class ShmSizeCheck implements Check {
               + Bytes.human(need.transportBytes()) + " for the SHM transport alone: NCCL fails at init with"
               + " \"failed to extend /dev/shm/nccl-XXXXXX to " + (NcclFacts.SHM_RECV_BYTES + NcclFacts.REFCOUNT_BYTES)
               + " bytes\" (\"unhandled system error\")";
-      List<String> fix = new ArrayList<>(ShmFix.grow(m, need.recommendedGib()));
+      List<String> fix = new ArrayList<>(ShmFix.grow(m, need.recommendedGib(), OwnContainer.runtime(ctx.paths())));
       out.add(finish("shm-too-small", transportFits ? Severity.WARNING : Severity.ERROR, ranks, name, summary, evidence, fix));
     }
     // Full only matters where the size itself would do: otherwise shm-too-small already says it.
@@ -117,7 +116,7 @@ final class ShmSizeCheck implements Check {
           : name + " has " + Bytes.human(u.freeBytes()) + " free of " + Bytes.human(u.sizeBytes()) + ": less than the "
               + Bytes.human(need.totalBytes()) + " a job of " + need.ranks() + " ranks uses";
       List<String> fix = new ArrayList<>();
-      fullFix(fix, leaked, m, need);
+      fullFix(fix, leaked, m, need, OwnContainer.runtime(ctx.paths()));
       out.add(finish("shm-full", transportShort ? Severity.ERROR : Severity.WARNING, ranks, name, summary, evidence, fix));
     }
     return out;
@@ -130,12 +129,12 @@ final class ShmSizeCheck implements Check {
     return Finding.of(id, ranks.assumed() ? sev.atMost(Severity.WARNING) : sev, name, summary, evidence, fix);
   }
 
-  private static void fullFix(List<String> fix, long leaked, ShmMount m, ShmNeed need) {
+  private static void fullFix(List<String> fix, long leaked, ShmMount m, ShmNeed need, String ownRuntime) {
     if (leaked > 0) {
       fix.add("shmguard clean   (frees the " + Bytes.human(leaked) + " that leaked segments hold)");
     }
     fix.add("see who holds the rest: shmguard scan");
-    fix.addAll(ShmFix.grow(m, need.recommendedGib()));
+    fix.addAll(ShmFix.grow(m, need.recommendedGib(), ownRuntime));
   }
 
   private static String needLine(ShmNeed need, DoctorContext ctx) {
@@ -156,7 +155,7 @@ final class ShmSizeCheck implements Check {
    * there; null where that cannot be read.
    */
   static String confinementLine(ShmMount m, DoctorContext ctx) {
-    if (m.origin() != MountOrigin.NAMESPACE || m.pids().isEmpty()) {
+    if (!m.origin().ofContainer() || m.pids().isEmpty()) {
       return null;
     }
     int pid = m.pids().get(0);

@@ -1,19 +1,22 @@
 package org.shmguard.engine;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.BiFunction;
-import java.util.function.Function;
+import org.shmguard.alert.Alert;
 import org.shmguard.config.Config;
 import org.shmguard.host.HostPaths;
+import org.shmguard.host.PathWalks;
 import org.shmguard.host.Observer;
 import org.shmguard.host.SegmentLister;
+import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.Action;
 import org.shmguard.policy.HolderHistory;
 import org.shmguard.policy.Judge;
 import org.shmguard.policy.Judgement;
+import org.shmguard.policy.OutcomeAlerts;
 import org.shmguard.policy.Plan;
 import org.shmguard.policy.Planner;
 import org.shmguard.policy.ReapPolicy;
@@ -21,47 +24,83 @@ import org.shmguard.policy.RememberedHolders;
 import org.shmguard.remedy.HolderConfirmer;
 import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.remedy.Reaper;
+import org.shmguard.remedy.RemountOutcome;
+import org.shmguard.remedy.Remounter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The pipeline, observe then decide then act, shared by the one-shot commands and the daemon:
- * observe, judge, plan, and carry out the plan's {@link Action.Reap} through the {@link Reaper}
- * at once. It keeps the holder history between passes, so a long-lived engine reaps a segment as
- * soon as its last holder exits.
+ * The pipeline, observe then decide then act, shared by the one-shot commands and the daemon: one
+ * call, {@link #pass}, observes, judges, plans, carries out the plan's {@link Action.Reap} at once
+ * (nothing between the judgement and the reap), then the rest of the plan, and returns one
+ * {@link PassReport}. It is built with its planner and its {@link Actor}; it keeps the holder
+ * history between passes, so a long-lived engine reaps a segment as soon as its last holder exits.
  *
  * <pre>{@code
- * Engine engine = Engine.create(config, HostPaths.system());
- * Engine.Pass pass = engine.clean(false);
+ * Engine engine = Engine.create(config, HostPaths.system());             // reaps only: clean
+ * PassReport report = engine.clean(false);
+ * Engine daemons = Engine.create(config, paths, planner, remounter);      // the daemon's whole plan
+ * PassReport pass = daemons.pass(false, false);
  * }</pre>
  */
 public final class Engine {
+  private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
   // Replaced together by adopt() (a reloaded configuration), under this engine's lock.
   private Observer observer;
-  private volatile Reaper reaper;
+  private volatile Actor actor;
   private volatile ReapPolicy policy;
   private volatile boolean dryRun;
+  /** The daemon's decide stage after the judgement; null: the plan is the reap alone (the one-shot commands). */
+  private final Planner planner;
   /** Read by the daemon's state keeper without the lock: a pass stuck in the kernel holds it. */
   private volatile HolderHistory history = HolderHistory.empty();
   /** What a daemon before a restart saw hold which file: admitted at the next judgement, then dropped. */
   private RememberedHolders remembered;
 
-  Engine(Observer observer, Reaper reaper, ReapPolicy policy, boolean dryRun) {
+  Engine(Observer observer, Actor actor, ReapPolicy policy, boolean dryRun, Planner planner) {
     this.observer = observer;
-    this.reaper = reaper;
+    this.actor = actor;
     this.policy = policy;
     this.dryRun = dryRun;
+    this.planner = planner;
   }
 
+  /** An engine that plans only the reap, and reaps through its own {@link Reaper}: the one-shot commands'. */
   public static Engine create(Config config, HostPaths paths) {
     return create(config, paths, Clock.systemUTC());
   }
 
   public static Engine create(Config config, HostPaths paths, Clock clock) {
-    Observer observer = new Observer(paths, config.autoDiscover(), config.mountPaths(),
+    Observer observer = observer(config, paths, clock);
+    return new Engine(observer, new Acts(reaper(observer, paths), null), config.reap().policy(), config.reap().dryRun(),
+        null);
+  }
+
+  /**
+   * The daemon's engine: {@code planner} plans each pass (alerts, advice, remounts besides the
+   * reap), and its act stage reaps through its own reaper and grows mounts through
+   * {@code remounter} (null: none).
+   */
+  public static Engine create(Config config, HostPaths paths, Planner planner, Remounter remounter) {
+    Observer observer = observer(config, paths, Clock.systemUTC());
+    return new Engine(observer, new Acts(reaper(observer, paths), remounter), config.reap().policy(),
+        config.reap().dryRun(), planner);
+  }
+
+  /** This engine's settings with another planner and act stage (tests: an act stage that records). */
+  public synchronized Engine with(Planner newPlanner, Actor newActor) {
+    return new Engine(observer, newActor, policy, dryRun, newPlanner);
+  }
+
+  private static Observer observer(Config config, HostPaths paths, Clock clock) {
+    return new Observer(paths, config.autoDiscover(), config.mountPaths(),
         config.namespaces().actInUserNamespaces(), clock, selection(config), config.reap().examineTotal(),
-        config.namespaces().reportLimit())
+        config.namespaces().reportLimit(), config.runtimes())
         .lookingUpCreators(config.reap().policy().families()::creatorPid);
-    return new Engine(observer, new Reaper(HolderConfirmer.of(observer.holderScanner()), paths), config.reap().policy(),
-        config.reap().dryRun());
+  }
+
+  private static Reaper reaper(Observer observer, HostPaths paths) {
+    return new Reaper(HolderConfirmer.of(observer.holderScanner()), paths);
   }
 
   /**
@@ -72,25 +111,6 @@ public final class Engine {
     ReapPolicy policy = config.reap().policy();
     return new SegmentLister.Selection(policy::examines, config.reap().examineLimit());
   }
-
-  /**
-   * One judgement and, when reaping ran, what was done.
-   *
-   * @param took how long the whole pass took: observe, judge, plan, and reap with its confirming pass
-   */
-  public record Pass(Judgement judgement, List<ReapOutcome> outcomes, boolean dryRun, java.time.Duration took) {
-    public Pass {
-      outcomes = List.copyOf(outcomes);
-    }
-  }
-
-  /**
-   * A pass and the plan it was carried out from.
-   *
-   * @param plan the whole plan; its {@link Action.Reap} has been carried out (the pass's
-   *     outcomes), every other action is for the caller's act stage
-   */
-  public record Planned(Pass pass, Plan plan) {}
 
   /** Observe and decide; nothing on the host changes. */
   public synchronized Judgement judge() {
@@ -109,7 +129,7 @@ public final class Engine {
   }
 
   /** Observe, decide and reap what is leaked; {@code forceDryRun} or the configuration's dryRun only reports. */
-  public synchronized Pass clean(boolean forceDryRun) {
+  public synchronized PassReport clean(boolean forceDryRun) {
     return clean(forceDryRun, false);
   }
 
@@ -117,40 +137,73 @@ public final class Engine {
    * The same; with {@code sameMounts}, the mounts of the previous pass are used again (see
    * {@link Observer#observe(boolean)}): the daemon's pass after a holder's exit, where every
    * millisecond is reap delay. The judging pass and the confirming pass still read every process.
+   * The plan is the reap alone, whatever planner this engine has (root's dry-run CLEAN asks this
+   * of the daemon's engine, and must not disturb what its planner remembers); it raises no alert.
    */
-  public synchronized Pass clean(boolean forceDryRun, boolean sameMounts) {
-    return pass(forceDryRun, sameMounts, (j, dry) -> new Plan(Planner.reaping(j, dry), null), this::reap).pass();
+  public synchronized PassReport clean(boolean forceDryRun, boolean sameMounts) {
+    return run(forceDryRun, sameMounts, null);
   }
 
   /**
-   * One pass: observe, judge, have {@code planner} plan from the judgement (told whether this is
-   * a dry run), and carry out the plan's reaps with {@code act} right after, with nothing else in
-   * between. The one-shot {@code clean} plans only the reap and carries it out with
-   * {@link #reap}; the daemon plans everything and carries the reap out through its act stage,
-   * which calls {@link #reap} in turn.
+   * One pass, the daemon's: observe, judge, plan with this engine's planner (the reap alone
+   * without one), carry out the plan's reap right after the judgement with nothing between, then
+   * its remounts, and report: the outcomes, and the alerts the planner makes of the judgement and
+   * of them. Nothing is told to anyone here; the caller hands the report to its outputs.
    */
-  public synchronized Planned pass(boolean forceDryRun, boolean sameMounts, BiFunction<Judgement, Boolean, Plan> planner,
-      Function<Action.Reap, List<ReapOutcome>> act) {
+  public synchronized PassReport pass(boolean forceDryRun, boolean sameMounts) {
+    return run(forceDryRun, sameMounts, planner);
+  }
+
+  private PassReport run(boolean forceDryRun, boolean sameMounts, Planner planning) {
     long started = System.nanoTime();
     Judgement j = judge(sameMounts);
     boolean dry = forceDryRun || dryRun;
-    Plan plan = planner.apply(j, dry);
+    Plan plan = planning == null ? new Plan(Planner.reaping(j, dry), null) : planning.next(j, dry);
     List<ReapOutcome> outcomes = new ArrayList<>();
     for (Action a : plan.actions()) {
-      if (a instanceof Action.Reap r) {
-        outcomes.addAll(act.apply(r));
+      if (a instanceof Action.Reap r) { // first, at once after the judgement
+        outcomes.addAll(actor.reap(r));
       }
     }
-    return new Planned(new Pass(j, outcomes, dry, java.time.Duration.ofNanos(System.nanoTime() - started)), plan);
+    List<RemountOutcome> remounts = new ArrayList<>();
+    for (Action a : plan.actions()) {
+      if (a instanceof Action.Remount m) {
+        RemountOutcome o = grow(m.mount(), null, m.trigger());
+        if (o != null) {
+          remounts.add(o);
+        }
+      }
+    }
+    List<Alert> alerts = planning == null ? List.of()
+        : planning.alerts(j, plan, outcomes, remounts, PathWalks.shared().stuckPaths());
+    return new PassReport(j, plan, outcomes, remounts, alerts, dry, Duration.ofNanos(System.nanoTime() - started));
   }
 
   /**
-   * Carries out a planned reap through the {@link Reaper}: its confirming /proc pass, and for each
-   * candidate the identity re-check and the lease before the unlink. The act code for every reap,
-   * the one-shot {@code clean}'s and the daemon's.
+   * Root's remount between passes (REMOUNT over the advice socket): grows {@code mount} through
+   * the act stage and reports the outcome with its alert; null when this engine does not remount.
+   */
+  public synchronized PassReport remount(ShmMount mount, Long sizeBytes, String trigger) {
+    RemountOutcome o = grow(mount, sizeBytes, trigger);
+    return o == null ? null : PassReport.between(List.of(o), List.of(OutcomeAlerts.remounted(o)));
+  }
+
+  /** One remount; one that throws is a failed remount, alerted like any other. */
+  private RemountOutcome grow(ShmMount mount, Long sizeBytes, String trigger) {
+    try {
+      return actor.remount(mount, sizeBytes, trigger);
+    } catch (RuntimeException e) {
+      LOG.error("the remount of {} failed: {}", mount.displayName(), e.toString(), e);
+      return new RemountOutcome(RemountOutcome.Result.FAILED, mount.displayName(), 0, 0, e.toString(), "", "");
+    }
+  }
+
+  /**
+   * Carries out a planned reap through this engine's act stage: its confirming /proc pass, and for
+   * each candidate the identity re-check and the lease before the unlink.
    */
   public List<ReapOutcome> reap(Action.Reap r) {
-    return reaper.carry(r);
+    return actor.reap(r);
   }
 
   /**
@@ -160,7 +213,9 @@ public final class Engine {
    */
   public synchronized void adopt(Engine fresh) {
     observer = fresh.observer;
-    reaper = fresh.reaper;
+    if (actor instanceof Acts mine && fresh.actor instanceof Acts theirs) {
+      actor = mine.reapingWith(theirs);
+    }
     policy = fresh.policy;
     dryRun = fresh.dryRun;
   }
@@ -171,6 +226,11 @@ public final class Engine {
    */
   public synchronized void remember(RememberedHolders before) {
     remembered = before;
+  }
+
+  /** The act stage this engine carries its plans out with. */
+  public Actor actor() {
+    return actor;
   }
 
   /** Who each examined segment was last seen held by, as of the last pass: what a restart should remember. */

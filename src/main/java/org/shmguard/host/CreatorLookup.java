@@ -53,7 +53,7 @@ public final class CreatorLookup {
     }
     long bootNanos = bootNanos(Instant.now());
     Map<Integer, List<CreatorCandidates.Candidate>> byPid = new HashMap<>();
-    Map<Long, Set<Dev>> devicesByMountNs = new HashMap<>();
+    Map<Long, Reach> devicesByMountNs = new HashMap<>();
     String problem = null;
     try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
       long ownPidNs = inode(proc.readLink(paths.isSystemRoot() ? "self/ns/pid" : "1/ns/pid"));
@@ -87,10 +87,11 @@ public final class CreatorLookup {
         long start = ticks < 0 || bootNanos < 0 ? -1 : bootNanos + ticks * (1_000_000_000L / TICKS_PER_SECOND);
         long mountNs = proc.namespaceInode(pid, "mnt");
         int reader = pid;
-        Set<Dev> devices = mountNs < 0 ? null
+        Reach reach = mountNs < 0 ? null
             : devicesByMountNs.computeIfAbsent(mountNs, ns -> devicesOf(reader, watched));
         byPid.computeIfAbsent(inner, p -> new ArrayList<>())
-            .add(new CreatorCandidates.Candidate(pid, pidNs, own, Math.max(ticks, -1), start, devices));
+            .add(new CreatorCandidates.Candidate(pid, pidNs, own, Math.max(ticks, -1), start,
+                reach == null ? null : reach.any(), reach == null ? null : reach.atShm()));
       }
     } catch (IOException e) {
       return new CreatorCandidates(wanted, Map.of(), "cannot list " + paths.proc() + ": " + e.getMessage());
@@ -159,9 +160,13 @@ public final class CreatorLookup {
     }
   }
 
+  /** The watched devices a mount namespace's mountinfo lists, anywhere and at /dev/shm. */
+  private record Reach(Set<Dev> any, Set<Dev> atShm) {}
+
   /** The watched devices the mountinfo of {@code pid}'s mount namespace lists, or null if it cannot be read. */
-  private Set<Dev> devicesOf(int pid, Set<Dev> watched) {
+  private Reach devicesOf(int pid, Set<Dev> watched) {
     Set<Dev> devices = new HashSet<>();
+    Set<Dev> atShm = new HashSet<>();
     Set<String> fields = new HashSet<>();
     watched.forEach(d -> fields.add(d.major() + ":" + d.minor()));
     try {
@@ -176,9 +181,12 @@ public final class CreatorLookup {
         MountEntry e = MountEntry.parse(line);
         if (e != null && watched.contains(e.dev())) {
           devices.add(e.dev());
+          if (e.mountPoint().equals("/dev/shm")) {
+            atShm.add(e.dev());
+          }
         }
       });
-      return read ? devices : null;
+      return read ? new Reach(devices, atShm) : null;
     } catch (AccessDeniedException e) {
       return null;
     }

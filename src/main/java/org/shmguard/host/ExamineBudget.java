@@ -60,9 +60,9 @@ public final class ExamineBudget {
     this.reserved = acted.stream().anyMatch(m -> tier(m) == 1) ? total / 2 : 0;
   }
 
-  /** 0 for the host's and configured mounts, 1 for a namespace's: the order shares are handed out in. */
+  /** 0 for the host's and configured mounts, 1 for a container's or pod's: the order shares are handed out in. */
   static int tier(ShmMount m) {
-    return m.origin() == MountOrigin.NAMESPACE ? 1 : 0;
+    return m.origin().ofContainer() ? 1 : 0;
   }
 
   /** The mounts to list, in the order to list them; every mount not here is only measured. */

@@ -20,7 +20,9 @@ import org.shmguard.nativ.ProcCalls;
 
 /**
  * Finds the shm tmpfs mounts to watch: the /dev/shm of shmguard's own mount namespace, the tmpfs
- * at /dev/shm of every other mount namespace (containers, pods), and configured mount points.
+ * at /dev/shm of every other mount namespace (containers, pods), the tmpfs that runtimes mount
+ * on the host for pods and containers whether or not they run ({@link RuntimeVolumes}), and
+ * configured mount points.
  * Each namespace's mountinfo is read once; each tmpfs appears once, by device. Each is reached
  * only through a path verified to lead to that very mount ({@link MountReach}), and is marked
  * report-only where shmguard cannot trust what it is: a namespace an ordinary user's user
@@ -36,7 +38,7 @@ import org.shmguard.nativ.ProcCalls;
 public final class MountDiscovery {
   static final String SHM = "/dev/shm";
   /** How many pids of a namespace to remember: enough to reach its mount if one exits. */
-  private static final int PIDS_PER_NAMESPACE = 4;
+  private static final int PIDS_PER_NAMESPACE = ShmMount.PIDS_LISTED;
   /** Who owns the mounts of the host's own mount namespace: its user namespace, made by root. */
   private static final Long HOSTS_UID = 0L;
 
@@ -44,6 +46,7 @@ public final class MountDiscovery {
   private final ProcessDetails details;
   private final boolean actInUserNamespaces;
   private final int reportLimit;
+  private final RuntimeVolumes volumes;
 
   public MountDiscovery(HostPaths paths) {
     this(paths, false);
@@ -63,6 +66,11 @@ public final class MountDiscovery {
    *     taken in turn from each uid; the others are counted ({@link Result#namespacesLeftOut})
    */
   public MountDiscovery(HostPaths paths, boolean actInUserNamespaces, int reportLimit) {
+    this(paths, actInUserNamespaces, reportLimit, RuntimeRoots.DEFAULTS);
+  }
+
+  /** @param runtimes where to look for the shm tmpfs of pods and containers ({@link RuntimeVolumes}) */
+  public MountDiscovery(HostPaths paths, boolean actInUserNamespaces, int reportLimit, RuntimeRoots runtimes) {
     if (reportLimit < 0) {
       throw new IllegalArgumentException("reportLimit must not be negative: " + reportLimit);
     }
@@ -70,6 +78,7 @@ public final class MountDiscovery {
     this.details = new ProcessDetails(paths);
     this.actInUserNamespaces = actInUserNamespaces;
     this.reportLimit = reportLimit;
+    this.volumes = new RuntimeVolumes(paths, runtimes);
   }
 
   /**
@@ -125,6 +134,7 @@ public final class MountDiscovery {
               rootProblem(hostShm), HOSTS_UID));
         }
       }
+      volumes.discover(own, ownNs, ownMountinfo.toString(), found, warnings);
       leftOut = discoverNamespaces(ownNs, ownMountinfo.toString(), hostWhole, found, warnings);
     }
     for (String path : configured) {
@@ -213,7 +223,7 @@ public final class MountDiscovery {
       MountEntry shm = f.shm();
       ShmMount known = found.get(shm.dev());
       if (known != null) {
-        if (known.origin() == MountOrigin.NAMESPACE && known.mayAct() == (f.reportOnly() == null)) {
+        if (known.origin().ofContainer() && known.mayAct() == (f.reportOnly() == null)) {
           List<Integer> merged = new ArrayList<>(known.pids());
           merged.addAll(f.pids());
           found.put(shm.dev(), known.withPids(merged.subList(0, Math.min(merged.size(), PIDS_PER_NAMESPACE))));

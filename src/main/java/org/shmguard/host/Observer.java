@@ -73,9 +73,15 @@ public final class Observer {
    */
   public Observer(HostPaths paths, boolean auto, List<String> configured, boolean actInUserNamespaces, Clock clock,
       SegmentLister.Selection selection, int examineTotal, int reportLimit) {
+    this(paths, auto, configured, actInUserNamespaces, clock, selection, examineTotal, reportLimit, RuntimeRoots.DEFAULTS);
+  }
+
+  /** @param runtimes where pods' and containers' shm tmpfs are looked for on the host ({@link MountDiscovery}) */
+  public Observer(HostPaths paths, boolean auto, List<String> configured, boolean actInUserNamespaces, Clock clock,
+      SegmentLister.Selection selection, int examineTotal, int reportLimit, RuntimeRoots runtimes) {
     this.examineTotal = examineTotal;
     this.reportLimit = reportLimit;
-    this.discovery = new MountDiscovery(paths, actInUserNamespaces, reportLimit);
+    this.discovery = new MountDiscovery(paths, actInUserNamespaces, reportLimit, runtimes);
     this.lister = new SegmentLister(selection);
     this.holders = new HolderScanner(paths);
     this.details = new ProcessDetails(paths);

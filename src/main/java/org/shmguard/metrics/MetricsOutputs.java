@@ -3,17 +3,25 @@ package org.shmguard.metrics;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.shmguard.config.Config;
+import org.shmguard.alert.Alert;
 import org.shmguard.alert.AlertSink;
 import org.shmguard.alert.LogAlertSink;
-import org.shmguard.engine.Engine;
+import org.shmguard.engine.Output;
+import org.shmguard.engine.PassReport;
 import org.shmguard.model.ShmMount;
 
 /**
- * The daemon's metrics as configured: the HTTP endpoint ({@code metrics.listen}) and the
- * node_exporter textfile ({@code metrics.textfile}), rewritten after every pass on a thread of
- * its own.
+ * The daemon's metrics as configured, one of its outputs: the HTTP endpoint
+ * ({@code metrics.listen}) and the node_exporter textfile ({@code metrics.textfile}), rewritten
+ * after every pass on a thread of its own. Everything is counted from the reports: a pass's
+ * judgement and reap outcomes, each remount's outcome, each alert by kind.
+ *
+ * <pre>{@code
+ * MetricsOutputs metrics = MetricsOutputs.start(config, journal);
+ * outputs.add(metrics);
+ * }</pre>
  */
-public final class MetricsOutputs implements MetricsSink, AutoCloseable {
+public final class MetricsOutputs implements MetricsSink, Output, AutoCloseable {
   private final ShmMetrics metrics;
   private final Textfile textfile;
   private final Liveness liveness;
@@ -29,7 +37,8 @@ public final class MetricsOutputs implements MetricsSink, AutoCloseable {
   /**
    * Starts what {@code config} asks for. An address it cannot listen on now is not an error: the
    * endpoint is tried again in the background (see {@link MetricsPort}), and {@code alerts} is
-   * told once that it is unavailable and once that it listens; both alerts are counted here too.
+   * told once that it is unavailable and once that it listens; both alerts, the metrics' own, are
+   * counted here too.
    */
   public static MetricsOutputs start(Config config, AlertSink alerts) {
     return start(config, alerts, MetricsPort.Backoff.STANDARD);
@@ -47,13 +56,39 @@ public final class MetricsOutputs implements MetricsSink, AutoCloseable {
     MetricsOutputs outputs = new MetricsOutputs(metrics, liveness,
         m.writesTextfile() ? new Textfile(Path.of(m.textfile())) : null);
     if (m.serves()) {
-      outputs.endpoint = MetricsPort.open(metrics, m.listen(), liveness, backoff, new CountingAlertSink(alerts, outputs));
+      outputs.endpoint = MetricsPort.open(metrics, m.listen(), liveness, backoff, new AlertSink() {
+        @Override
+        public void emit(Alert alert) {
+          outputs.count(alert);
+          alerts.emit(alert);
+        }
+
+        @Override
+        public String describe() {
+          return alerts.describe();
+        }
+      });
     }
     return outputs;
   }
 
+  /** Counts what {@code report} says: the pass, each remount, each alert. */
   @Override
-  public void passCompleted(Engine.Pass pass, Duration took) {
+  public void export(PassReport report) {
+    if (report.isPass()) {
+      passCompleted(report, report.took());
+    }
+    report.remounts().forEach(this::remounted);
+    report.alerts().forEach(this::count);
+  }
+
+  private void count(Alert alert) {
+    metrics.alertRaised(alert.kind().label(), alert.field("SHM_MOUNT"), alert.field("SHM_CONTAINER"),
+        alert.field("SHM_SCOPE"), alert.field("SHM_OWNER_UID"));
+  }
+
+  @Override
+  public void passCompleted(PassReport pass, Duration took) {
     metrics.passCompleted(pass, took);
     liveness.passCompleted();
     if (textfile != null) {

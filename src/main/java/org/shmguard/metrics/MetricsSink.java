@@ -2,17 +2,18 @@ package org.shmguard.metrics;
 
 import java.time.Duration;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.model.ShmMount;
 import org.shmguard.remedy.RemountOutcome;
 
 /**
- * Where the daemon reports what it saw and did, for metrics, as data: the daemon calls
- * {@link #passCompleted} after every observe, decide, act pass (its judgement and reap outcomes)
- * and {@link #remounted(RemountOutcome)} with every remount's outcome; {@link CountingAlertSink}
- * counts alerts; the advice socket calls {@link #adviceAnswered}.
+ * What the metrics count, as data: {@link MetricsOutputs} calls {@link #passCompleted} for every
+ * pass's report (its judgement and reap outcomes), {@link #remounted(RemountOutcome)} for every
+ * remount's outcome and {@link #alertRaised} for every alert the report carries; the advice socket
+ * calls {@link #adviceAnswered}.
  *
  * <pre>{@code
- * Engine.Pass pass = engine.clean(false);
+ * PassReport pass = engine.clean(false);
  * sink.passCompleted(pass, Duration.ofNanos(System.nanoTime() - start));
  * }</pre>
  */
@@ -21,7 +22,7 @@ public interface MetricsSink {
    * One full pass: its judgement (mounts, verdicts, hidden bytes), its reap outcomes and how long
    * it took ({@code took} null when unknown).
    */
-  void passCompleted(Engine.Pass pass, Duration took);
+  void passCompleted(PassReport pass, Duration took);
 
   /**
    * An alert of {@code kind} (a journald SHMGUARD_EVENT such as capacity_critical) was raised
@@ -57,7 +58,7 @@ public interface MetricsSink {
   static MetricsSink none() {
     return new MetricsSink() {
       @Override
-      public void passCompleted(Engine.Pass pass, Duration took) {}
+      public void passCompleted(PassReport pass, Duration took) {}
 
       @Override
       public void alertRaised(String kind, String mount, String container, String scope, String ownerUid) {}

@@ -3,7 +3,9 @@ package org.shmguard.metrics;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.InfoSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,6 +48,8 @@ final class PassGauges implements MultiCollector {
       g.values().forEach(b -> out.add(b.build()));
       return new MetricSnapshots(new ArrayList<>(out));
     }
+    InfoSnapshot.Builder workloads = InfoSnapshot.builder().name("shmguard_mount_workload")
+        .help("Who a mount belongs to, where its runtime mounted it on the host: its pod's namespace, name and uid, or its container's id and name.");
     for (MountReport r : j.mounts()) {
       ShmMount m = r.mount();
       Labels labels = mountLabels(m);
@@ -56,6 +60,9 @@ final class PassGauges implements MultiCollector {
         point(g, "shmguard_mount_used_ratio", labels, m.usage().usedFraction());
       }
       point(g, "shmguard_mount_hidden_bytes", labels, r.hiddenBytes());
+      if (m.workload() != null) {
+        workloads.dataPoint(InfoSnapshot.InfoDataPointSnapshot.builder().labels(workloadLabels(labels, m.workload())).build());
+      }
       MountContents c = j.snapshot().contents(m.dev());
       if (c != null) {
         point(g, "shmguard_mount_files", labels, c.files());
@@ -75,7 +82,9 @@ final class PassGauges implements MultiCollector {
       point(g, "shmguard_segment_bytes", labels, c[1]);
     });
     g.values().forEach(b -> out.add(b.build()));
-    return new MetricSnapshots(new ArrayList<>(out));
+    List<MetricSnapshot> all = new ArrayList<>(out);
+    all.add(workloads.build());
+    return new MetricSnapshots(all);
   }
 
   /** Mount labels plus the device, which keeps two unattributed container mounts at /dev/shm apart. */
@@ -83,6 +92,17 @@ final class PassGauges implements MultiCollector {
     MountLabels l = MountLabels.of(m);
     return Labels.of("mount", l.mount(), "container", l.container(), "pod", l.pod(), "scope", l.scope(),
         "owner_uid", l.ownerUid(), "dev", m == null ? "" : m.dev().toString());
+  }
+
+  /** The mount's labels and who it belongs to: one series per mount, so no more series than the mount's own. */
+  private static Labels workloadLabels(Labels mount, org.shmguard.model.Workload w) {
+    return mount.add("runtime", w.runtime()).add("pod_namespace", orEmpty(w.podNamespace()))
+        .add("pod_name", orEmpty(w.podName())).add("pod_uid", orEmpty(w.podUid())).add("volume", orEmpty(w.volume()))
+        .add("container_id", orEmpty(w.containerId())).add("container_name", orEmpty(w.containerName()));
+  }
+
+  private static String orEmpty(String s) {
+    return s == null ? "" : s;
   }
 
   private static void gauge(Map<String, GaugeSnapshot.Builder> g, String name, String help) {

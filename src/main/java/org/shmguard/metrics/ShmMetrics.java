@@ -8,6 +8,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.time.Duration;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.SelfMemory;
 import org.shmguard.model.ShmMount;
 import org.shmguard.remedy.ReapOutcome;
@@ -82,7 +83,7 @@ public final class ShmMetrics implements MetricsSink {
   }
 
   @Override
-  public void passCompleted(Engine.Pass pass, Duration took) {
+  public void passCompleted(PassReport pass, Duration took) {
     var j = pass.judgement();
     passGauges.update(j);
     passes.inc();

@@ -58,11 +58,27 @@ public record CreatorCandidates(Set<Integer> asked, Map<Integer, List<Candidate>
    * @param startTicks its start in clock ticks since boot (field 22 of /proc/PID/stat), -1 unknown
    * @param startNanos the same as wall-clock nanoseconds since the epoch, -1 unknown
    * @param devices the devices its mount namespace's mountinfo lists; null when it could not be read
+   * @param atShm of those, the ones mounted at /dev/shm; null when not known
    */
   public record Candidate(int hostPid, long pidNamespace, boolean ownNamespace, long startTicks, long startNanos,
-      Set<Dev> devices) {
+      Set<Dev> devices, Set<Dev> atShm) {
     public Candidate {
       devices = devices == null ? null : Set.copyOf(devices);
+      atShm = atShm == null ? null : Set.copyOf(atShm);
+    }
+
+    /** A candidate whose mount namespace's /dev/shm was not told apart from its other mounts. */
+    public Candidate(int hostPid, long pidNamespace, boolean ownNamespace, long startTicks, long startNanos,
+        Set<Dev> devices) {
+      this(hostPid, pidNamespace, ownNamespace, startTicks, startNanos, devices, null);
+    }
+
+    /**
+     * Whether its mount namespace has {@code dev} mounted at /dev/shm, where shm_open makes a
+     * name; true when that is not known.
+     */
+    public boolean hasAtShm(Dev dev) {
+      return atShm == null || atShm.contains(Objects.requireNonNull(dev, "dev"));
     }
 
     /** Whether its mount namespace shows a mount of {@code dev}; true when that is not known. */

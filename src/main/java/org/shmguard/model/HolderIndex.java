@@ -66,6 +66,22 @@ public final class HolderIndex {
     return unresolved.values().stream().mapToInt(List::size).sum() + hints.values().stream().mapToInt(List::size).sum();
   }
 
+  /**
+   * Whether any process holds any file on {@code dev}, visible or unlinked; an O_PATH fd whose
+   * device could not be resolved may be on it, so it counts too.
+   */
+  public boolean heldOnDevice(Dev dev) {
+    if (!unresolved.isEmpty()) {
+      return true;
+    }
+    for (FileKey key : byKey.keySet()) {
+      if (key.dev().equals(dev)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   public Set<FileKey> keys() {
     return Collections.unmodifiableSet(byKey.keySet());
   }

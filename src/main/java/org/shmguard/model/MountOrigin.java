@@ -7,7 +7,17 @@ public enum MountOrigin {
   /** A tmpfs at /dev/shm in another mount namespace: a container or a pod. */
   NAMESPACE,
   /** A path named in the configuration. */
-  CONFIGURED;
+  CONFIGURED,
+  /**
+   * A pod's or container's tmpfs found where its runtime mounted it on the host (a kubelet emptyDir,
+   * Docker's or podman's per-container shm), whether or not any of its processes runs.
+   */
+  VOLUME;
+
+  /** Whether mounts of this origin belong to a container or pod (not the host's own or a configured one). */
+  public boolean ofContainer() {
+    return this == NAMESPACE || this == VOLUME;
+  }
 
   public String label() {
     return name().toLowerCase(java.util.Locale.ROOT);

@@ -15,6 +15,8 @@ import java.util.Objects;
  *     null when it may act on it
  * @param ownerUid the uid that made the user namespace owning the mount namespace it was found in
  *     (0 for the host's own); null when unknown. A report-only mount is reported as this user's.
+ * @param workload the pod or container whose tmpfs this is, found from where its runtime mounted
+ *     it on the host; null when it was not found that way
  */
 public record ShmMount(
     Dev dev,
@@ -29,7 +31,14 @@ public record ShmMount(
     long mountId,
     String mountinfo,
     String reportOnly,
-    Long ownerUid) {
+    Long ownerUid,
+    Workload workload) {
+
+  /**
+   * The most processes {@code pids} lists (discovery's, over every namespace it found the mount in):
+   * a list this long may have left some out.
+   */
+  public static final int PIDS_LISTED = 4;
 
   public ShmMount {
     Objects.requireNonNull(dev, "dev");
@@ -46,6 +55,12 @@ public record ShmMount(
     }
   }
 
+  public ShmMount(Dev dev, String path, String mountPoint, MountOrigin origin, String options, String namespace,
+      List<Integer> pids, String container, Usage usage, long mountId, String mountinfo, String reportOnly, Long ownerUid) {
+    this(dev, path, mountPoint, origin, options, namespace, pids, container, usage, mountId, mountinfo, reportOnly, ownerUid,
+        null);
+  }
+
   /** A mount that was not verified: shown, never acted on (fixtures, and mounts built by hand). */
   public ShmMount(Dev dev, String path, String mountPoint, MountOrigin origin, String options, String namespace,
       List<Integer> pids, String container, Usage usage) {
@@ -54,12 +69,18 @@ public record ShmMount(
 
   public ShmMount withUsage(Usage newUsage) {
     return new ShmMount(dev, path, mountPoint, origin, options, namespace, pids, container, newUsage, mountId, mountinfo,
-        reportOnly, ownerUid);
+        reportOnly, ownerUid, workload);
   }
 
   public ShmMount withPids(List<Integer> newPids) {
     return new ShmMount(dev, path, mountPoint, origin, options, namespace, newPids, container, usage, mountId, mountinfo,
-        reportOnly, ownerUid);
+        reportOnly, ownerUid, workload);
+  }
+
+  /** This mount, attributed to {@code newWorkload}: its container label becomes the workload's. */
+  public ShmMount withWorkload(Workload newWorkload) {
+    return new ShmMount(dev, path, mountPoint, origin, options, namespace, pids,
+        newWorkload == null ? container : newWorkload.label(), usage, mountId, mountinfo, reportOnly, ownerUid, newWorkload);
   }
 
   /** Whether shmguard may reap in it and remount it; see {@link #reportOnly()}. */

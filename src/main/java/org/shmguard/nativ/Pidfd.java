@@ -16,9 +16,12 @@ import java.io.IOException;
 public final class Pidfd {
   // The generic syscall table gives pidfd_open the same number on x86_64 and arm64.
   private static final long SYS_PIDFD_OPEN = 434;
+  private static final short POLLIN = 0x1;
 
   interface LibC extends Library {
     long syscall(long number, long pid, long flags) throws LastErrorException;
+
+    int poll(com.sun.jna.Pointer fds, long nfds, int timeout) throws LastErrorException;
 
     int close(int fd) throws LastErrorException;
   }
@@ -39,6 +42,24 @@ public final class Pidfd {
     } catch (LastErrorException e) {
       throw NativeErrors.io("pidfd_open " + pid, e);
     }
+  }
+
+  /**
+   * Whether the process of pidfd {@code fd} is still running: its pidfd is not readable yet (it
+   * becomes readable when the process exits, and names that process even after its pid is
+   * reused). A poll without waiting; no permission over the process is needed, unlike a signal.
+   */
+  public static boolean alive(int fd) throws IOException {
+    com.sun.jna.Memory pollfd = new com.sun.jna.Memory(8); // struct pollfd { int fd; short events; short revents; }
+    pollfd.setInt(0, fd);
+    pollfd.setShort(4, POLLIN);
+    pollfd.setShort(6, (short) 0);
+    try {
+      Lib.C.poll(pollfd, 1, 0);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("poll of a pidfd", e);
+    }
+    return (pollfd.getShort(6) & POLLIN) == 0;
   }
 
   public static void close(int fd) {

@@ -430,6 +430,23 @@ public final class ProcCalls implements AutoCloseable {
     }
   }
 
+  /**
+   * statx of /proc/PATH, following the last link: for "PID/ns/mnt", the namespace's own nsfs
+   * file, whose device and inode ({@link #devMajor()}, {@link #devMinor()}, {@link #ino()})
+   * identify the namespace.
+   *
+   * @return 0, or -errno
+   */
+  public int stat(String path) {
+    try {
+      statx(procFd, path(cString(path)), AT_STATX_DONT_SYNC, STATX_INO_SIZE, statxMem);
+      statxMem.read(0, statx, 0, statx.length);
+      return 0;
+    } catch (LastErrorException e) {
+      return -e.getErrorCode();
+    }
+  }
+
   public int devMajor() {
     return statxView.getInt(136);
   }

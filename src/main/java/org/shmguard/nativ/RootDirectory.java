@@ -133,6 +133,14 @@ public final class RootDirectory implements AutoCloseable {
     }
   }
 
+  /**
+   * Each entry name of this directory (not . and ..), handed over one at a time: only root can add
+   * a name here, so the names are root's. A name that is not UTF-8 comes with its bytes replaced.
+   */
+  public void forEachName(java.util.function.Consumer<String> each) throws IOException {
+    Linux.get().forEachName(fd, name -> each.accept(new String(name, java.nio.charset.StandardCharsets.UTF_8)));
+  }
+
   /** True when {@code st} belongs to root or to this process's own user. */
   public static boolean ownedByUs(StatxResult st) {
     return st.uid() == 0 || st.uid() == Holder.LIBC.geteuid();

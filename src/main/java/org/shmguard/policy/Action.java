@@ -6,12 +6,13 @@ import org.shmguard.alert.Alert;
 import org.shmguard.model.ShmMount;
 
 /**
- * One thing the decide stage asks the act stage to do, in a {@link Plan}. A {@link Reap} comes
- * first and is carried out right after the judgement, with nothing between (in the daemon, on its
- * pass thread); the rest follow.
+ * One thing the decide stage asks for, in a {@link Plan}. A {@link Reap} comes first and is
+ * carried out right after the judgement, with nothing between (in the daemon, on its pass
+ * thread), then each {@link Remount}: the engine's act stage does both and reports their
+ * outcomes. {@link Raise} and {@link Advise} are what the pass's report tells its outputs.
  *
  * <pre>{@code
- * for (Action a : plan.actions()) actor.carry(a);
+ * PassReport report = engine.pass(false, false);   // carries out plan.actions() in order
  * }</pre>
  */
 public sealed interface Action {

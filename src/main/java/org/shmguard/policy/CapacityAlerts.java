@@ -1,5 +1,6 @@
 package org.shmguard.policy;
 
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -9,6 +10,7 @@ import org.shmguard.alert.Alert;
 import org.shmguard.alert.EventKind;
 import org.shmguard.model.FileKey;
 import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.text.Bytes;
 import org.shmguard.text.Counts;
@@ -22,6 +24,7 @@ final class CapacityAlerts {
   private int topHolders;
   private CapacityWatch watch;
   private Set<FileKey> reportedFailures = new HashSet<>();
+  private List<ShmMount> freshFailures = List.of();
 
   CapacityAlerts(CapacityPolicy policy, int topHolders) {
     this.watch = CapacityWatch.start(policy);
@@ -34,8 +37,11 @@ final class CapacityAlerts {
     topHolders = newTopHolders;
   }
 
-  /** Raises this pass's events into {@code sink} and returns the level changes it brought. */
-  List<CapacityWatch.Change> report(Judgement j, Consumer<Alert> sink) {
+  /**
+   * Raises this pass's events into {@code sink} and returns the level changes it brought; those
+   * that would grow their mount say so while {@code remount} is off ({@link RemountPolicy#noteOn}).
+   */
+  List<CapacityWatch.Change> report(Judgement j, RemountPolicy remount, Consumer<Alert> sink) {
     CapacityWatch.Step step = watch.next(j.mounts());
     watch = step.watch();
     for (CapacityWatch.Change c : step.changes()) {
@@ -44,24 +50,35 @@ final class CapacityAlerts {
         case WARNING -> EventKind.CAPACITY_WARNING;
         case CRITICAL -> EventKind.CAPACITY_CRITICAL;
       };
-      sink.accept(mountAlert(kind, c.report(), j, c.usedPercent(),
+      Alert alert = mountAlert(kind, c.report(), j, c.usedPercent(),
           String.format("%s is %.0f%% full (was %s, now %s)", c.report().mount().displayName(), c.usedPercent(),
-              c.from().label(), c.to().label())));
+              c.from().label(), c.to().label()));
+      sink.accept(kind == EventKind.CAPACITY_CRITICAL ? remount.noteOn(alert, c.report().mount()) : alert);
     }
     Set<FileKey> failures = new HashSet<>();
+    List<ShmMount> fresh = new ArrayList<>();
     for (AllocationFailures.Failure f : AllocationFailures.find(j)) {
       Assessment a = f.assessment();
       FileKey key = a.segment().key();
       failures.add(key);
       if (!reportedFailures.contains(key)) {
+        if (a.mount() != null && fresh.stream().noneMatch(m -> m.dev().equals(a.mount().dev()))) {
+          fresh.add(a.mount());
+        }
         var u = a.mount() == null ? null : a.mount().usage();
-        sink.accept(SegmentAlert.of(EventKind.ALLOCATION_FAILED, "failed NCCL allocation:", a, f.explanation())
+        sink.accept(remount.noteOn(SegmentAlert.of(EventKind.ALLOCATION_FAILED, "failed NCCL allocation:", a, f.explanation())
             .with("SHM_FREE_BYTES", u == null ? null : u.freeBytes())
-            .with("SHM_SIZE_BYTES", u == null ? null : u.sizeBytes()));
+            .with("SHM_SIZE_BYTES", u == null ? null : u.sizeBytes()), a.mount()));
       }
     }
     reportedFailures = failures;
+    freshFailures = List.copyOf(fresh);
     return step.changes();
+  }
+
+  /** The mounts where the last {@link #report} raised a failed NCCL allocation, each once. */
+  List<ShmMount> failedAllocations() {
+    return freshFailures;
   }
 
   CapacityLevel level(org.shmguard.model.Dev dev) {

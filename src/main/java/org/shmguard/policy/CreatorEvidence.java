@@ -52,6 +52,17 @@ final class CreatorEvidence {
 
   /** The finding for a file whose family's names give a creator pid; null when the name has none. */
   static Finding judge(SegmentFamily family, Segment s, ShmMount mount, Snapshot snap, List<ProcessInfo> lastHolders) {
+    return judge(family, s, mount, snap, lastHolders, false);
+  }
+
+  /**
+   * As above; {@code madeAtShm}: the file's names were made at /dev/shm by the processes of the
+   * containers that mounted it there (a dead container volume, WritersGone): shm_open makes a
+   * name in the caller's /dev/shm, so a process whose mount namespace has the tmpfs elsewhere only
+   * (the host's, which shows every pod's volume under the kubelet's directory) did not make it.
+   */
+  static Finding judge(SegmentFamily family, Segment s, ShmMount mount, Snapshot snap, List<ProcessInfo> lastHolders,
+      boolean madeAtShm) {
     OptionalInt named = family == null ? OptionalInt.empty() : family.creatorPid(s.nameText());
     if (named.isEmpty()) {
       return null;
@@ -66,7 +77,7 @@ final class CreatorEvidence {
     List<String> excluded = new ArrayList<>();
     CreatorCandidates.Candidate mayBe = null;
     for (CreatorCandidates.Candidate c : found.of(pid)) {
-      String notIt = notTheCreator(c, s, mount, lastHolders);
+      String notIt = notTheCreator(c, s, mount, lastHolders, madeAtShm);
       if (notIt == null) {
         mayBe = c;
         break;
@@ -89,10 +100,13 @@ final class CreatorEvidence {
 
   /** Why candidate {@code c} is provably not the file's creator, or null when it may be. */
   private static String notTheCreator(CreatorCandidates.Candidate c, Segment s, ShmMount mount,
-      List<ProcessInfo> lastHolders) {
+      List<ProcessInfo> lastHolders, boolean madeAtShm) {
     String who = process(-1, c);
     if (mount != null && !c.mayReach(mount.dev())) {
       return who + " cannot reach this mount";
+    }
+    if (mount != null && madeAtShm && !c.hasAtShm(mount.dev())) {
+      return who + " does not have this volume at /dev/shm, where its name was made";
     }
     if (s.bornKnown() && c.startNanos() >= 0 && c.startNanos() > s.btimeNanos() + START_SLACK_NANOS) {
       return who + " started after the file was made";

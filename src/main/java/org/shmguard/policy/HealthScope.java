@@ -56,9 +56,11 @@ public enum HealthScope {
 
   /**
    * {@code alert} about {@code mount}, marked as its owner's when it is: SHM_SCOPE=owner, the
-   * owner's SHM_OWNER_UID, and at most a notice. An alert about the node's mount is unchanged.
+   * owner's SHM_OWNER_UID, and at most a notice; and with the pod or container the mount belongs
+   * to, where known ({@link WorkloadFields}).
    */
   public static Alert tag(Alert alert, ShmMount mount) {
+    alert = WorkloadFields.tag(alert, mount);
     if (of(mount) == NODE) {
       return alert;
     }

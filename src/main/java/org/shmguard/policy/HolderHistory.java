@@ -6,10 +6,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.shmguard.model.Dev;
 import org.shmguard.model.FileKey;
 import org.shmguard.model.HolderRef;
+import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
+import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 
 /**
@@ -22,18 +25,39 @@ import org.shmguard.model.Snapshot;
  * mount), and at most {@link #MAX_HOLDERS} holders of each. A segment seen with more holders than
  * that is remembered as "too many to follow": it never takes the fast path, and waits out its
  * grace like a segment never seen held.
+ *
+ * <p>It also keeps, per tmpfs, the processes of the containers last found showing it at their
+ * /dev/shm ({@link #containerProcesses}): once a container has ended, the evidence that every
+ * writer of its volume has exited (WritersGone).
  */
 public final class HolderHistory {
   /** The most holders remembered per segment; beyond it the fast path is off for that segment. */
   static final int MAX_HOLDERS = 64;
-  private static final HolderHistory EMPTY = new HolderHistory(Map.of(), Set.of());
+  private static final HolderHistory EMPTY = new HolderHistory(Map.of(), Set.of(), Map.of());
   private final Map<FileKey, List<ProcessInfo>> lastHolders;
   /** Segments seen with more than MAX_HOLDERS holders: the list above names only some of them. */
   private final Set<FileKey> partial;
 
-  private HolderHistory(Map<FileKey, List<ProcessInfo>> lastHolders, Set<FileKey> partial) {
+  /**
+   * Per tmpfs: every process discovery last listed in the containers that show it at /dev/shm,
+   * kept while it is watched as another origin (the container ended): policy.WritersGone's evidence.
+   */
+  private final Map<Dev, List<Integer>> containerProcesses;
+
+  private HolderHistory(Map<FileKey, List<ProcessInfo>> lastHolders, Set<FileKey> partial,
+      Map<Dev, List<Integer>> containerProcesses) {
     this.lastHolders = lastHolders;
     this.partial = partial;
+    this.containerProcesses = containerProcesses;
+  }
+
+  /**
+   * The processes of the containers last seen showing the tmpfs on {@code dev} at their /dev/shm,
+   * when discovery listed every one of them; null when no such container was seen, or its list was
+   * not complete.
+   */
+  public List<Integer> containerProcesses(Dev dev) {
+    return containerProcesses.get(dev);
   }
 
   public static HolderHistory empty() {
@@ -60,7 +84,7 @@ public final class HolderHistory {
     }
     Map<FileKey, List<ProcessInfo>> next = new HashMap<>(more);
     next.putAll(lastHolders);
-    return new HolderHistory(Map.copyOf(next), partial);
+    return new HolderHistory(Map.copyOf(next), partial, containerProcesses);
   }
 
   /**
@@ -113,7 +137,22 @@ public final class HolderHistory {
         }
       }
     }
-    return new HolderHistory(Map.copyOf(next), Set.copyOf(nextPartial));
+    return new HolderHistory(Map.copyOf(next), Set.copyOf(nextPartial), nextContainerProcesses(snapshot));
+  }
+
+  private Map<Dev, List<Integer>> nextContainerProcesses(Snapshot snapshot) {
+    Map<Dev, List<Integer>> next = new HashMap<>();
+    for (ShmMount m : snapshot.mounts()) {
+      if (m.origin().ofContainer() && !m.pids().isEmpty()) {
+        // only mounts it may act on: a user's own namespaces are many, and never reaped in anyway
+        if (m.mayAct() && m.pids().size() < ShmMount.PIDS_LISTED) {
+          next.put(m.dev(), m.pids());
+        }
+      } else if (m.origin() != MountOrigin.HOST && containerProcesses.containsKey(m.dev())) {
+        next.put(m.dev(), containerProcesses.get(m.dev()));
+      }
+    }
+    return Map.copyOf(next);
   }
 
   /**

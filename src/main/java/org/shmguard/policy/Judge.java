@@ -35,8 +35,15 @@ public final class Judge {
 
   public static Judgement judge(Snapshot snap, HolderHistory history, ReapPolicy policy) {
     List<Assessment> assessments = new ArrayList<>(snap.segments().size());
+    Map<org.shmguard.model.Dev, String> writersGone = new HashMap<>();
+    for (ShmMount m : snap.mounts()) {
+      String why = WritersGone.of(m, snap, history);
+      if (why != null) {
+        writersGone.put(m.dev(), why);
+      }
+    }
     for (Segment s : snap.segments()) {
-      assessments.add(assess(s, snap, history, policy));
+      assessments.add(assess(s, snap, history, policy, writersGone.get(s.mountDev())));
     }
     List<String> blockers = new ArrayList<>(snap.problems());
     if (policy.requireHostPidNamespace() && !snap.hostPidNamespace()) {
@@ -54,7 +61,8 @@ public final class Judge {
     return new Judgement(snap, assessments, mountReports(snap), new ReapPlan(candidates, blockers));
   }
 
-  static Assessment assess(Segment s, Snapshot snap, HolderHistory history, ReapPolicy policy) {
+  /** @param writersGone why every writer of the segment's volume has exited (WritersGone), or null */
+  static Assessment assess(Segment s, Snapshot snap, HolderHistory history, ReapPolicy policy, String writersGone) {
     String name = s.nameText();
     String kind = SegmentKind.guess(name, s.sizeBytes());
     ShmMount mount = snap.mount(s.mountDev());
@@ -90,6 +98,9 @@ public final class Judge {
     } else if ((family == null || family.holdersExitedMeansLeaked()) && history.allHoldersExited(key, snap)) {
       verdict = Verdict.LEAKED;
       reason = "unheld; every process that held it has exited (" + describeInfos(last) + ")";
+    } else if (writersGone != null && leakedOnceWritersGone(family, s, mount, snap, last)) {
+      verdict = Verdict.LEAKED;
+      reason = "unheld; " + writersGone;
     } else if (age.compareTo(grace) >= 0) {
       verdict = Verdict.LEAKED;
       reason = "unheld and unchanged for " + Durations.human(age) + " (grace " + Durations.human(grace) + ")";
@@ -98,9 +109,16 @@ public final class Judge {
       reason = "unheld but changed " + Durations.human(age) + " ago; grace is " + Durations.human(grace);
     }
     boolean mayReap = allowed != null || (settings != null && settings.reap());
+    if (!mayReap && writersGone != null && family != null && family.reapedOnceWritersGone()) {
+      mayReap = true;
+      if (verdict.reapable() && !reason.contains(writersGone)) {
+        reason = reason + "; " + writersGone;
+      }
+    }
     // A file whose name gives its creator's pid is never reaped while that creator may live,
     // whatever the patterns or families.<name>.reap say: it may be on its way to a receiver.
-    CreatorEvidence.Finding creator = verdict.reapable() ? CreatorEvidence.judge(family, s, mount, snap, last) : null;
+    CreatorEvidence.Finding creator = verdict.reapable()
+        ? CreatorEvidence.judge(family, s, mount, snap, last, writersGone != null) : null;
     if (creator != null && !creator.dead()) {
       mayReap = false;
       reason = reason + "; kept: " + creator.why();
@@ -119,6 +137,25 @@ public final class Judge {
     }
     return new Assessment(s, mount, verdict, reason, kind, holders, age, last, family == null ? null : family.name(),
         grace, mayReap);
+  }
+
+  /**
+   * Whether an unheld file on a volume whose every writer has exited is leaked at once: a file of
+   * no family or of one whose holders' exit means leaked (nothing holds anything on the volume), or
+   * one whose name's creator is provably dead. Python shared memory names no creator: its grace
+   * holds. A container's volume had its names made at its /dev/shm: a process that has it mounted
+   * elsewhere only is not their creator.
+   */
+  private static boolean leakedOnceWritersGone(SegmentFamily family, Segment s, ShmMount mount, Snapshot snap,
+      List<ProcessInfo> last) {
+    if (family == null || family.holdersExitedMeansLeaked()) {
+      return true;
+    }
+    if (!family.reapedOnceWritersGone()) {
+      return false;
+    }
+    CreatorEvidence.Finding creator = CreatorEvidence.judge(family, s, mount, snap, last, true);
+    return creator != null && creator.dead();
   }
 
   private static List<MountReport> mountReports(Snapshot snap) {

@@ -2,37 +2,44 @@ package org.shmguard.policy;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.EventKind;
+import org.shmguard.model.Dev;
+import org.shmguard.model.ShmMount;
 
 /**
  * The daemon's decide stage after each judgement: from the pass's judgement, what earlier passes
  * saw and the policies, a {@link Plan}. The reap of the segments judged leaked (first, so that
  * it follows the judgement at once), capacity levels with hysteresis (one state machine, which
  * both the capacity alerts and the remount trigger follow), each failed NCCL allocation once, a
- * crowded mount once, fresh advice, a remount for a mount that has just become critical, and
- * when a segment leaves its grace. Once the reap is carried out, {@link #report} plans the
- * alerts about its outcomes and about mounts that came or went. No I/O and no clock of its own;
- * one pass at a time asks, since it remembers what it raised.
+ * crowded mount once, fresh advice, a remount for a mount that has just become critical or where
+ * an NCCL segment could not be extended (a job needed more room than it had), and
+ * when a segment leaves its grace. Once the plan is carried out, {@link #report} plans the
+ * alerts about its outcomes (through {@link OutcomeAlerts}, the one place an outcome becomes an
+ * alert) and about mounts that came or went. No I/O and no clock of its own; one pass at a time
+ * asks (the engine's pass, on one thread), since it remembers what it raised.
  *
  * <pre>{@code
  * Planner planner = new Planner(reapPolicy, remountPolicy, capacityPolicy, 3);
  * Plan plan = planner.next(judgement, dryRun);              // Reap, Raise..., Advise, Remount...
- * List<ReapOutcome> outcomes = ...;                         // the act stage carries the Reap
- * List<Action> report = planner.report(judgement, outcomes, stalledPaths);   // Raise...
+ * ...                                                       // the engine's actor carries Reap, Remount
+ * List<Alert> alerts = planner.alerts(judgement, plan, reaps, remounts, stalledPaths);
  * }</pre>
  */
 public final class Planner {
   /** What a remount on the capacity path gives as its reason. */
   public static final String CRITICAL_TRIGGER = "it passed the critical threshold";
+  /** What a remount after a failed NCCL allocation gives as its reason. */
+  public static final String FAILED_ALLOCATION_TRIGGER = "an NCCL segment could not be extended there";
 
   private ReapPolicy reap;
   private RemountPolicy remount;
   private final CapacityAlerts capacity;
   private final FileCountAlerts files = new FileCountAlerts();
-  private final SegmentAlerts segments = new SegmentAlerts();
+  private final OutcomeAlerts outcomes = new OutcomeAlerts();
   private final MountAlerts mounts = new MountAlerts();
 
   /** @param topHolders how many holders of hidden bytes a capacity event names */
@@ -65,12 +72,19 @@ public final class Planner {
   /** The plan after judgement {@code j}; with {@code dryRun} its reap checks and unlinks nothing. */
   public Plan next(Judgement j, boolean dryRun) {
     List<Action> actions = new ArrayList<>(reaping(j, dryRun));
-    List<CapacityWatch.Change> changes = capacity.report(j, a -> actions.add(new Action.Raise(a)));
+    List<CapacityWatch.Change> changes = capacity.report(j, remount, a -> actions.add(new Action.Raise(a)));
     files.report(j.snapshot(), a -> actions.add(new Action.Raise(a)));
     actions.add(new Action.Advise(j));
+    Set<Dev> growing = new HashSet<>();
     for (CapacityWatch.Change c : changes) {
-      if (remount.triggeredBy(c)) {
+      if (remount.triggeredBy(c) && growing.add(c.report().mount().dev())) {
         actions.add(new Action.Remount(c.report().mount(), CRITICAL_TRIGGER));
+      }
+    }
+    // A mount shmguard only reports is never grown: a user's own 0-byte nccl-* files there plan nothing.
+    for (ShmMount m : capacity.failedAllocations()) {
+      if (remount.enabled() && m.mayAct() && growing.add(m.dev())) {
+        actions.add(new Action.Remount(m, FAILED_ALLOCATION_TRIGGER));
       }
     }
     return new Plan(actions, graceEndsIn(j));
@@ -81,14 +95,36 @@ public final class Planner {
    * since the last pass, then each reap with its evidence, each leak not reaped once, and an
    * incomplete /proc pass once per stretch.
    *
-   * @param outcomes what the act stage reported for the plan's {@link Action.Reap} (none if it had none)
+   * @param reaps what the act stage reported for the plan's {@link Action.Reap} (none if it had none)
    * @param stalledPaths paths whose walks have not returned: a mount behind one is gone for now, not for good
    */
-  public List<Action> report(Judgement j, List<? extends ReapResult> outcomes, Set<String> stalledPaths) {
+  public List<Action> report(Judgement j, List<? extends ReapResult> reaps, Set<String> stalledPaths) {
     List<Action> actions = new ArrayList<>();
     mounts.report(j.snapshot(), stalledPaths, a -> actions.add(new Action.Raise(a)));
-    segments.report(j, outcomes, a -> actions.add(new Action.Raise(a)));
+    outcomes.report(j, reaps, a -> actions.add(new Action.Raise(a)));
     return actions;
+  }
+
+  /**
+   * Every alert of a pass, in the order operators hear them: mounts that came or went, the reap's
+   * outcomes (both from {@link #report}), the plan's own alerts, then each remount's outcome.
+   *
+   * @param plan the plan {@link #next} made for {@code j}
+   * @param remounts what the act stage reported for the plan's {@link Action.Remount}s
+   */
+  public List<Alert> alerts(Judgement j, Plan plan, List<? extends ReapResult> reaps,
+      List<? extends RemountResult> remounts, Set<String> stalledPaths) {
+    List<Alert> alerts = new ArrayList<>();
+    for (Action a : report(j, reaps, stalledPaths)) {
+      alerts.add(((Action.Raise) a).alert());
+    }
+    for (Action a : plan.actions()) {
+      if (a instanceof Action.Raise r) {
+        alerts.add(r.alert());
+      }
+    }
+    remounts.forEach(o -> alerts.add(OutcomeAlerts.remounted(o)));
+    return alerts;
   }
 
   /** The journal summary of the last judgement: one event per mount, with its level and what was reaped so far. */

@@ -3,6 +3,8 @@ package org.shmguard.policy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import org.shmguard.alert.Alert;
+import org.shmguard.model.ShmMount;
 import org.shmguard.text.Bytes;
 import org.shmguard.text.Durations;
 import org.shmguard.text.SizeSpec;
@@ -20,6 +22,8 @@ import org.shmguard.text.SizeSpec;
 public record RemountPolicy(boolean enabled, SizeSpec target, SizeSpec max, Duration cooldown) {
   /** tmpfs sizes are whole pages; sizes are rounded down to this so the cap holds. */
   public static final long PAGE = 4096;
+  /** Why nothing is grown while remounting is off: in the refusal, and in the events that would have grown a mount. */
+  public static final String OFF = "remounting is off (remount.enabled: false)";
 
   public RemountPolicy {
     Objects.requireNonNull(target, "target");
@@ -35,6 +39,23 @@ public record RemountPolicy(boolean enabled, SizeSpec target, SizeSpec max, Dura
     return enabled && change.to() == CapacityLevel.CRITICAL && change.from() != CapacityLevel.CRITICAL;
   }
 
+  /**
+   * {@code a}, an event that would have grown mount {@code m} (it became critical, or an NCCL
+   * allocation failed there), as it goes out: while remounting is off it says it was not grown and
+   * why, in its message (before the pod or container it names, which stays last) and in
+   * SHM_REMOUNT; while remounting is on, unchanged.
+   */
+  public Alert noteOn(Alert a, ShmMount m) {
+    if (enabled) {
+      return a;
+    }
+    String tag = m == null || m.workload() == null ? "" : " [" + m.workload().describe() + "]";
+    String msg = a.message();
+    int at = !tag.isEmpty() && msg.endsWith(tag) ? msg.length() - tag.length() : msg.length();
+    return new Alert(a.kind(), msg.substring(0, at) + "; not grown: " + OFF + msg.substring(at), a.fields(), a.priority())
+        .with("SHM_REMOUNT", OFF);
+  }
+
   /** Grow from {@code fromBytes} to {@code toBytes}, or not, and why in words. */
   public record Decision(boolean grow, long fromBytes, long toBytes, String reason) {}
 
@@ -44,7 +65,7 @@ public record RemountPolicy(boolean enabled, SizeSpec target, SizeSpec max, Dura
    */
   public Decision decide(long sizeBytes, long usedBytes, Long requested, long ramBytes, Instant lastRemount, Instant now) {
     if (!enabled) {
-      return new Decision(false, sizeBytes, sizeBytes, "remounting is off (remount.enabled: false)");
+      return new Decision(false, sizeBytes, sizeBytes, OFF);
     }
     if (lastRemount != null && now.isBefore(lastRemount.plus(cooldown))) {
       return new Decision(false, sizeBytes, sizeBytes, "it was remounted " + Durations.human(Duration.between(lastRemount, now))

@@ -5,11 +5,21 @@ package org.shmguard.remedy;
  * showed them.
  */
 public record RemountOutcome(Result result, String mount, long fromBytes, long toBytes, String detail,
-    String optionsBefore, String optionsAfter) {
+    String optionsBefore, String optionsAfter) implements org.shmguard.policy.RemountResult {
 
   public enum Result { GROWN, REFUSED, FAILED }
 
-  /** One line for a log, a socket reply or a journal MESSAGE. */
+  @Override
+  public boolean grown() {
+    return result == Result.GROWN;
+  }
+
+  @Override
+  public boolean failed() {
+    return result == Result.FAILED;
+  }
+
+  @Override
   public String summary() {
     return switch (result) {
       case GROWN -> "grew " + mount + " from " + org.shmguard.text.Bytes.human(fromBytes) + " to "

@@ -9,7 +9,6 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 import org.shmguard.host.HostPaths;
 import org.shmguard.host.MountReach;
 import org.shmguard.host.MountEntry;
@@ -42,7 +41,6 @@ public final class Remounter {
   private final long ramBytes;
   private final Clock clock;
   private final Map<Dev, Instant> lastRemount = new ConcurrentHashMap<>();
-  private volatile Consumer<RemountOutcome> listener = o -> {};
   private volatile boolean dryRun;
 
   public Remounter(RemountPolicy policy, long ramBytes, Clock clock) {
@@ -71,9 +69,23 @@ public final class Remounter {
     this.dryRun = newDryRun;
   }
 
-  /** Told every outcome after it is logged: where the daemon's journal sink listens. */
-  public void onOutcome(Consumer<RemountOutcome> l) {
-    this.listener = l;
+  /** The policy it decides with now (a reload may change it). */
+  public RemountPolicy policy() {
+    return policy;
+  }
+
+  /** The host's memory, which percentages of the policy are of. */
+  public long ramBytes() {
+    return ramBytes;
+  }
+
+  /**
+   * Forgets when {@code dev} was last remounted: for a tmpfs made moments ago (a starting
+   * container's), whose anonymous device number the kernel may have reused from a tmpfs removed
+   * since, and whose cooldown that was.
+   */
+  public void forget(Dev dev) {
+    lastRemount.remove(dev);
   }
 
   /** What the daemon calls when a mount passes its critical threshold: grow it to the configured target. */
@@ -83,11 +95,10 @@ public final class Remounter {
 
   /** Grows {@code mount} to {@code requestedBytes}, or (null) the configured target, if the policy allows. */
   public synchronized RemountOutcome grow(ShmMount mount, Long requestedBytes, String trigger) {
-    RemountOutcome o = attempt(mount, requestedBytes, trigger);
-    listener.accept(o);
-    return o;
+    return attempt(mount, requestedBytes, trigger);
   }
 
+  /** One attempt; its outcome is data (the engine's report carries it to the alerts and the metrics). */
   private RemountOutcome attempt(ShmMount mount, Long requestedBytes, String trigger) {
     String name = mount.displayName();
     if (!mount.mayAct()) {

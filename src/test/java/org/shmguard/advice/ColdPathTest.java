@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.shmguard.cli.ScanOutput;
+import org.shmguard.view.ScanOutput;
 import org.shmguard.engine.Engine;
 import org.shmguard.policy.AdviceEngine;
 import org.shmguard.gpu.HostGpus;

@@ -36,7 +36,7 @@ import org.shmguard.testing.TmpfsMount;
  * are copied in as a job image would carry them, side by side in /usr/local/bin.
  */
 class JobImageLaunchTest {
-  private static final Path ROOT = Path.of("/var/cache/shmguard/bookworm-python-root");
+  private static final Path ROOT = org.shmguard.testing.PythonRoot.PATH;
   private static final Path WRAPPER = Path.of("packaging/bin/shmguard-launch").toAbsolutePath();
   private static final Path CLIENT = Path.of("packaging/share/shmguard_client.py").toAbsolutePath();
   private static final int RUNS = 21;
@@ -87,7 +87,7 @@ class JobImageLaunchTest {
   @BeforeEach
   void setUp() throws Exception {
     Sandbox.require();
-    prepareRoot();
+    org.shmguard.testing.PythonRoot.prepare();
     work = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "jobimage-");
     shm = TmpfsMount.create("size=64m,mode=1777"); // a container runtime's default
   }
@@ -187,21 +187,6 @@ class JobImageLaunchTest {
     List<Long> sorted = new ArrayList<>(values);
     sorted.sort(null);
     return sorted.get(sorted.size() / 2);
-  }
-
-  /** Makes the root once (a minute or two with a network); later runs reuse it. */
-  private static synchronized void prepareRoot() throws Exception {
-    if (Files.isExecutable(ROOT.resolve("usr/bin/python3")) && Files.isExecutable(ROOT.resolve("usr/bin/setpriv"))) {
-      return;
-    }
-    assumeTrue(Files.isExecutable(Path.of("/usr/sbin/debootstrap")), "needs debootstrap to build " + ROOT);
-    Path tmp = ROOT.resolveSibling(ROOT.getFileName() + ".tmp");
-    deleteTree(tmp);
-    Files.createDirectories(tmp.getParent());
-    Cmd.Result r = Cmd.exec("debootstrap", "--variant=minbase", "--include=python3-minimal", "bookworm", tmp.toString(),
-        "http://deb.debian.org/debian");
-    assumeTrue(r.status() == 0, "debootstrap failed (no network?): " + r.err().lines().reduce((a, b) -> b).orElse(""));
-    Files.move(tmp, ROOT);
   }
 
   private static void deleteTree(Path p) throws IOException {

@@ -60,19 +60,19 @@ class RequestTest {
 
   @Test
   void adviseTakesTheJobsShapeAsOptionalKeys() throws Exception {
-    JobShape shape = AdviceResponder.shape(Request.parse("ADVISE v1 ranks=8 nccl=2.26.3 nodes=1 p2p=no procs=2 numa=yes"));
+    JobShape shape = AdviseRequest.shape(Request.parse("ADVISE v1 ranks=8 nccl=2.26.3 nodes=1 p2p=no procs=2 numa=yes"));
 
     assertThat(shape).isEqualTo(new JobShape(8, org.shmguard.gpu.NcclVersion.of(2, 26, 3), 1, false, 2, true));
-    assertThat(AdviceResponder.shape(Request.parse("ADVISE v1 ranks=4"))).isEqualTo(new JobShape(4, null));
+    assertThat(AdviseRequest.shape(Request.parse("ADVISE v1 ranks=4"))).isEqualTo(new JobShape(4, null));
   }
 
   @Test
   void badShapeKeysSayWhatIsAllowed() {
-    assertThatThrownBy(() -> AdviceResponder.shape(Request.parse("ADVISE v1 p2p=maybe")))
+    assertThatThrownBy(() -> AdviseRequest.shape(Request.parse("ADVISE v1 p2p=maybe")))
         .hasMessageContaining("p2p must be yes or no, not \"maybe\"");
-    assertThatThrownBy(() -> AdviceResponder.shape(Request.parse("ADVISE v1 nodes=0")))
+    assertThatThrownBy(() -> AdviseRequest.shape(Request.parse("ADVISE v1 nodes=0")))
         .hasMessageContaining("nodes must be a whole number from 1");
-    assertThatThrownBy(() -> AdviceResponder.shape(Request.parse("ADVISE v1 ranks=2 procs=3")))
+    assertThatThrownBy(() -> AdviseRequest.shape(Request.parse("ADVISE v1 ranks=2 procs=3")))
         .hasMessageContaining("processes (3) cannot outnumber local ranks (2)");
   }
 }

@@ -9,7 +9,11 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.shmguard.alert.EventKind;
 import org.shmguard.config.Config;
+import org.shmguard.engine.Actor;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
+import org.shmguard.model.ShmMount;
+import org.shmguard.remedy.RemountOutcome;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Action;
 import org.shmguard.policy.Planner;
@@ -38,22 +42,30 @@ class PlannedReapTest {
       List<Action.Reap> handed = new ArrayList<>();
 
       // The pass plans and hands its reap to an act stage that does nothing yet.
-      Engine.Planned planned = engine.pass(false, false, planner(config)::next, r -> {
-        handed.add(r);
-        return List.of();
-      });
+      PassReport planned = engine.with(planner(config), new Actor() {
+        @Override
+        public List<ReapOutcome> reap(Action.Reap r) {
+          handed.add(r);
+          return List.of();
+        }
+
+        @Override
+        public RemountOutcome remount(ShmMount mount, Long sizeBytes, String trigger) {
+          return null;
+        }
+      }).pass(false, false);
 
       assertThat(planned.plan().actions().get(0)).isInstanceOf(Action.Reap.class);
       assertThat(handed).singleElement().satisfies(r -> {
         assertThat(r.dryRun()).isFalse();
         assertThat(r.candidates()).extracting(a -> a.segment().displayName()).containsExactly("nccl-Planned1");
       });
-      assertThat(planned.pass().outcomes()).isEmpty();
+      assertThat(planned.outcomes()).isEmpty();
       assertThat(seg).exists();
 
       // The daemon's act stage carries it out through the reaper: confirming pass, lease, unlink.
       RecordingSink sink = new RecordingSink();
-      List<ReapOutcome> outcomes = Acts.bare(engine::reap, sink).carry(handed.get(0));
+      List<ReapOutcome> outcomes = engine.reap(handed.get(0));
 
       assertThat(outcomes).singleElement().satisfies(o ->
           assertThat(o.result()).as(o.detail()).isEqualTo(ReapOutcome.Result.REAPED));
@@ -69,24 +81,22 @@ class PlannedReapTest {
       Config config = TestConfig.load(TestConfig.watching(shm.path(), "0s"));
       Engine engine = Engine.create(config, HostPaths.system());
       Planner planner = planner(config);
-      Acts acts = Acts.bare(engine::reap, new RecordingSink());
 
-      Engine.Planned dry = engine.pass(true, false, planner::next, acts::carry);
+      PassReport dry = engine.with(planner, engine.actor()).pass(true, false);
 
       Action.Reap reap = (Action.Reap) dry.plan().actions().get(0);
       assertThat(reap.dryRun()).isTrue();
       assertThat(reap.candidates()).extracting(a -> a.segment().displayName()).containsExactly("nccl-Planned2");
-      assertThat(dry.pass().dryRun()).isTrue();
-      assertThat(dry.pass().outcomes()).singleElement().satisfies(o ->
+      assertThat(dry.dryRun()).isTrue();
+      assertThat(dry.outcomes()).singleElement().satisfies(o ->
           assertThat(o.result()).as(o.detail()).isEqualTo(ReapOutcome.Result.WOULD_REAP));
       assertThat(seg).exists();
       assertThat(Files.size(seg)).isEqualTo(64 << 10);
-      assertThat(planner.report(dry.pass().judgement(), dry.pass().outcomes(), java.util.Set.of()))
-          .extracting(a -> ((Action.Raise) a).alert().kind())
+      assertThat(dry.alerts()).extracting(a -> a.kind())
           .containsExactly(EventKind.MOUNT_ADDED, EventKind.SEGMENT_LEAKED);
 
       // The one-shot clean goes the same way: the same candidates, reaped for real this time.
-      Engine.Pass clean = engine.clean(false);
+      PassReport clean = engine.clean(false);
       assertThat(clean.outcomes()).singleElement().satisfies(o -> {
         assertThat(o.candidate().segment().key()).isEqualTo(reap.candidates().get(0).segment().key());
         assertThat(o.result()).as(o.detail()).isEqualTo(ReapOutcome.Result.REAPED);

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.shmguard.alert.Alert;
@@ -57,7 +56,7 @@ class StalledPassTest {
     Files.createDirectories(root.resolve("proc/1"));
     Cmd.run("mkfifo", fifo().toString());
     daemon = Daemon.start(TestConfig.load(TestConfig.write("mounts: [auto]\nreap:\n  requireHostPidNamespace: false\ndaemon:\n  interval: 1s\n  rediscover: 500ms\n")),
-        HostPaths.of(root.toString()), sink, ServiceNotifier.none(), List.of(), Duration.ofMillis(300));
+        HostPaths.of(root.toString()), sink, ServiceNotifier.none(), Duration.ofMillis(300));
 
     Alert stalled = sink.await(a -> a.kind() == EventKind.PASS_STALLED, PATIENCE).alert();
     assertThat(stalled.message()).contains("a pass has run for", "nothing is reaped until it returns");

@@ -78,6 +78,30 @@ class ShmSizeCheckTest {
   }
 
   @Test
+  void insideAPodmanContainerItsOwnDevShmIsToldToBeRecreatedLargerNotRemountedOrPutInFstab() {
+    HostFixture host = new HostFixture(root).gpus(4, "570.124.06").file("/run/.containerenv", "engine=\"podman-4.3.1\"\n");
+    host.hostShm(64 * MIB, 0);
+
+    Finding f = only(new ShmSizeCheck().run(host.context()), "shm-too-small");
+
+    assertThat(f.severity()).isEqualTo(Severity.ERROR);
+    assertThat(f.fix().get(0)).isEqualTo("this /dev/shm is this podman container's own: recreate the container with more"
+        + " shared memory: podman run --shm-size=1g ...");
+    assertThat(f.fix().get(1)).startsWith("for the running container, until it restarts: on the host, as root, shmguard doctor");
+    assertThat(String.join("\n", f.fix())).doesNotContain("/etc/fstab").doesNotContain("mount -o remount");
+  }
+
+  @Test
+  void insideADockerContainerTheFixIsDockersShmSize() {
+    HostFixture host = new HostFixture(root).gpus(4, "570.124.06").file("/.dockerenv", "");
+    host.hostShm(64 * MIB, 0);
+
+    Finding f = only(new ShmSizeCheck().run(host.context()), "shm-too-small");
+
+    assertThat(f.fix().get(0)).contains("docker run --shm-size=1g ...  (Compose: shm_size: \"1gb\")");
+  }
+
+  @Test
   void hostWithoutGpuAssumesEightRanksSaysSoAndOnlyWarns() {
     HostFixture host = new HostFixture(root);
     host.hostShm(64 * MIB, 0);

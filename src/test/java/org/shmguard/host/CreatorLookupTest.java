@@ -84,6 +84,19 @@ class CreatorLookupTest {
   }
 
   @Test
+  void aNamespaceThatShowsTheTmpfsOnlyUnderTheKubeletsDirectoryReachesItButNotAtDevShm() throws IOException {
+    process(3045, 100, "3045", 1_000, 203);
+    Files.writeString(root.resolve("proc/3045/mountinfo"), "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+        + "31 22 0:42 / /var/lib/kubelet/pods/7c81/volumes/kubernetes.io~empty-dir/dshm rw - tmpfs tmpfs rw\n");
+    CreatorCandidates c = new CreatorLookup(HostPaths.of(root.toString()))
+        .find(Set.of(3045, 45), live(1, 45, 3045), Set.of(WATCHED));
+    CreatorCandidates.Candidate host = c.of(3045).get(0);
+    assertThat(host.mayReach(WATCHED)).isTrue();
+    assertThat(host.hasAtShm(WATCHED)).as("the volume is not its /dev/shm").isFalse();
+    assertThat(c.of(45).get(0).hasAtShm(WATCHED)).as("pid 45 has it at /dev/shm").isTrue();
+  }
+
+  @Test
   void aPidThatNoLiveProcessHasAnywhereHasNoCandidates() {
     CreatorCandidates c = new CreatorLookup(HostPaths.of(root.toString()))
         .find(Set.of(30000), live(1, 45, 81234, 81235, 90001), Set.of(WATCHED));

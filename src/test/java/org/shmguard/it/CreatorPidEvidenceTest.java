@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Verdict;
@@ -33,7 +34,7 @@ class CreatorPidEvidenceTest {
             HostPaths.system());
         Thread.sleep(11_000); // past the least grace a handed-on family may have
 
-        Engine.Pass alive = engine.clean(false);
+        PassReport alive = engine.clean(false);
         assertThat(alive.judgement().segments()).hasSize(2).allSatisfy(a -> {
           assertThat(a.verdict()).isEqualTo(Verdict.LEAKED);
           assertThat(a.reason()).contains("kept: its creator, pid " + creator.pid() + " (from its name), is alive: pid "
@@ -44,7 +45,7 @@ class CreatorPidEvidenceTest {
 
         creator.destroyForcibly();
         assertThat(creator.waitFor(20, TimeUnit.SECONDS)).isTrue();
-        Engine.Pass dead = engine.clean(false);
+        PassReport dead = engine.clean(false);
         assertThat(dead.judgement().segments()).extracting(Assessment::reason)
             .allSatisfy(r -> assertThat(r).contains("its creator, pid " + creator.pid() + " (from its name), has exited"));
         assertThat(dead.outcomes()).hasSize(2).allSatisfy(o ->

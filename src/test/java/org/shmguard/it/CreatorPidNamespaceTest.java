@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Verdict;
@@ -30,7 +31,7 @@ class CreatorPidNamespaceTest {
         HostPaths.system());
   }
 
-  private static Assessment of(Engine.Pass pass, String name) {
+  private static Assessment of(PassReport pass, String name) {
     return pass.judgement().segments().stream().filter(a -> a.segment().displayName().equals(name)).findFirst()
         .orElseThrow(() -> new AssertionError(name + " was not judged"));
   }
@@ -45,7 +46,7 @@ class CreatorPidNamespaceTest {
       Engine engine = engine(shm);
       Thread.sleep(PAST_GRACE.toMillis());
 
-      Engine.Pass alive = engine.clean(false);
+      PassReport alive = engine.clean(false);
       for (PidNsCreator c : new PidNsCreator[] {torch, sglang}) {
         Assessment a = of(alive, c.file().getFileName().toString());
         int pid = c == torch ? NS_PID : NS_PID + 1;
@@ -59,7 +60,7 @@ class CreatorPidNamespaceTest {
       assertThat(Files.readString(sglang.file())).isEqualTo("request 12");
 
       torch.close();
-      Engine.Pass dead = engine.clean(false);
+      PassReport dead = engine.clean(false);
       assertThat(of(dead, torch.file().getFileName().toString()).reason())
           .contains("its creator, pid " + NS_PID + " (from its name), has exited: no live process that can reach this mount has pid "
               + NS_PID + " in its own PID namespace");
@@ -82,7 +83,7 @@ class CreatorPidNamespaceTest {
       Thread.sleep(1_500); // past the start-time slack: the restarted pid is provably later than the file
       try (PidNsCreator restarted = PidNsCreator.start(shm.path(), NS_PID, "torch_%d_1_0", "the new run's batch")) {
         Thread.sleep(PAST_GRACE.toMillis());
-        Engine.Pass pass = engine.clean(false);
+        PassReport pass = engine.clean(false);
         Assessment a = of(pass, name);
         assertThat(a.reason()).contains("its creator, pid " + NS_PID + " (from its name), has exited; that pid now belongs to a "
             + "later process or one that cannot reach this mount (PID namespace ").contains("(host pid " + restarted.hostPid()

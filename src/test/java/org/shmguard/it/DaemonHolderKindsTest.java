@@ -16,6 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.shmguard.daemon.Daemon;
 import org.shmguard.alert.EventKind;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.HolderRef;
 import org.shmguard.policy.Assessment;
@@ -62,7 +63,7 @@ class DaemonHolderKindsTest {
     try (ThreadHolder holder = ThreadHolder.start(mode, seg)) { // held before the daemon, whose grace is 0s, sees it
       startDaemonOn(shm, "0s");
       for (int i = 0; i < PASSES; i++) {
-        Engine.Pass p = pass();
+        PassReport p = pass();
         Assessment a = assessed(p, "nccl-DClone");
         assertThat(a.verdict()).as(a.reason()).isEqualTo(Verdict.HELD);
         assertThat(a.holders()).extracting(HolderRef::pid).containsOnly(holder.pid());
@@ -167,7 +168,7 @@ class DaemonHolderKindsTest {
       assertThat(receiver.readLine()).isEqualTo("sent");
       // The holder's exit wakes the daemon, which judges the file left by every holder: a reap it must not do.
       Eventually.until("the daemon's pass after the holder's exit", PATIENCE, () -> daemon.status().passes() > passes);
-      Engine.Pass after = pass();
+      PassReport after = pass();
       Assessment a = assessed(after, "nccl-DHand1");
       assertThat(a.reason()).contains("every process that held it has exited");
       ReapOutcome o = outcome(after, "nccl-DHand1");
@@ -193,7 +194,7 @@ class DaemonHolderKindsTest {
   }
 
   /** One full daemon pass, reaping included, asked for now. */
-  private Engine.Pass pass() {
+  private PassReport pass() {
     try {
       return daemon.passNow().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     } catch (InterruptedException e) {
@@ -212,21 +213,21 @@ class DaemonHolderKindsTest {
     Eventually.until("the daemon watches the holder's exit", PATIENCE, () -> daemon.status().watchedHolders() == 1);
   }
 
-  private void assertNotReaped(Engine.Pass p, Path seg, String name) {
+  private void assertNotReaped(PassReport p, Path seg, String name) {
     assertThat(p.outcomes()).filteredOn(o -> o.candidate().segment().displayName().equals(name))
         .allSatisfy(o -> assertThat(o.result()).as(o.detail()).isEqualTo(ReapOutcome.Result.SKIPPED));
     assertThat(seg).exists();
     assertThat(sink.of(EventKind.SEGMENT_REAPED)).isEmpty();
   }
 
-  private static Assessment assessed(Engine.Pass p, String name) {
+  private static Assessment assessed(PassReport p, String name) {
     List<Assessment> found = p.judgement().segments().stream()
         .filter(a -> a.segment().displayName().equals(name)).toList();
     assertThat(found).as("%s among the segments judged", name).hasSize(1);
     return found.get(0);
   }
 
-  private static ReapOutcome outcome(Engine.Pass p, String name) {
+  private static ReapOutcome outcome(PassReport p, String name) {
     List<ReapOutcome> found = p.outcomes().stream()
         .filter(o -> o.candidate().segment().displayName().equals(name)).toList();
     assertThat(found).as("%s among the pass's reap attempts: %s", name, p.outcomes()).hasSize(1);

@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.shmguard.daemon.Daemon;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.HolderRef;
 import org.shmguard.policy.Assessment;
@@ -92,7 +93,7 @@ class ForeignMountFdHolderTest {
 
     RecordingSink sink = new RecordingSink();
     try (Daemon daemon = Daemon.start(TestConfig.load(config), HostPaths.system(), sink, ServiceNotifier.none())) {
-      Engine.Pass pass = daemon.passNow().get(60, TimeUnit.SECONDS);
+      PassReport pass = daemon.passNow().get(60, TimeUnit.SECONDS);
       List<Assessment> judged = pass.judgement().segments().stream()
           .filter(a -> a.segment().displayName().equals(name)).toList();
       assertThat(judged).hasSize(1);

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.Dev;
 import org.shmguard.model.Segment;
@@ -161,7 +162,7 @@ class OpenMpiClientTest {
     killAndWait(ranks[1]);
     int seen = 0;
     while (true) {
-      Engine.Pass pass = engine.clean(false);
+      PassReport pass = engine.clean(false);
       Judgement j = pass.judgement();
       Assessment own = ofRank(j, 0);
       if (own == null || !maps(ranks[0], own.segment())) {
@@ -207,7 +208,7 @@ class OpenMpiClientTest {
       Eventually.until("both ranks to be zombies", Duration.ofSeconds(20),
           () -> state(ranks[0]).equals("Z") && state(ranks[1]).equals("Z"));
 
-      Engine.Pass pass = engine.clean(false);
+      PassReport pass = engine.clean(false);
 
       assertThat(maps(ranks[0], before.segment())).isFalse();
       Assessment own = ofRank(pass.judgement(), 0);
@@ -258,7 +259,7 @@ class OpenMpiClientTest {
     assertThat(segments(reaping.judge())).hasSize(2).allMatch(a -> a.verdict() == Verdict.HELD);
 
     killAndWait(job.pid(), ranks[0], ranks[1]);
-    Engine.Pass reported = byDefault.clean(false);
+    PassReport reported = byDefault.clean(false);
     assertThat(segments(reported.judgement())).hasSize(2).allSatisfy(a -> {
       assertThat(a.verdict()).isEqualTo(Verdict.LEAKED);
       assertThat(a.reason()).contains("every process that held it has exited")
@@ -266,7 +267,7 @@ class OpenMpiClientTest {
     });
     assertThat(reported.outcomes()).isEmpty();
 
-    Engine.Pass reaped = reaping.clean(false);
+    PassReport reaped = reaping.clean(false);
     assertThat(reaped.outcomes()).hasSize(2).allSatisfy(o ->
         assertThat(o.result()).as(o.detail()).isEqualTo(ReapOutcome.Result.REAPED));
     try (Stream<Path> left = Files.list(shm.path())) {

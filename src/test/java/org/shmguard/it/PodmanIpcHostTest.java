@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Assessment;
 import org.shmguard.remedy.ReapOutcome;
@@ -42,7 +43,7 @@ class PodmanIpcHostTest {
             + "reap:\n  requireHostPidNamespace: false\nfamilies:\n  pytorch:\n    grace: 10s\n")), HostPaths.system());
         Thread.sleep(11_000);
 
-        Engine.Pass alive = engine.clean(false);
+        PassReport alive = engine.clean(false);
         Assessment a = of(alive, name);
         assertThat(a.mayReap()).as(a.reason()).isFalse();
         assertThat(a.reason()).contains("kept: its creator, pid " + pid + " (from its name), is alive: pid " + pid
@@ -51,7 +52,7 @@ class PodmanIpcHostTest {
         assertThat(Files.readString(file)).isEqualTo("batch 3 of the live job");
 
         podman.close(); // the container and every process of its PID namespace end
-        Engine.Pass gone = engine.clean(false);
+        PassReport gone = engine.clean(false);
         assertThat(of(gone, name).reason()).contains("its creator, pid " + pid + " (from its name), has exited");
         assertThat(gone.outcomes()).filteredOn(o -> o.candidate().segment().displayName().equals(name)).singleElement()
             .satisfies(o -> assertThat(o.result()).as(o.detail()).isEqualTo(ReapOutcome.Result.REAPED));
@@ -62,7 +63,7 @@ class PodmanIpcHostTest {
     }
   }
 
-  private static Assessment of(Engine.Pass pass, String name) {
+  private static Assessment of(PassReport pass, String name) {
     return pass.judgement().segments().stream().filter(a -> a.segment().displayName().equals(name)).findFirst()
         .orElseThrow(() -> new AssertionError(name + " was not judged"));
   }

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Judgement;
@@ -135,7 +136,7 @@ class PythonSharedMemoryClientTest {
     killAndWait(owner.pid());
     // The tracker reads end-of-file on its pipe and unlinks what is still registered: Python's own safety net.
     Eventually.until("the resource tracker to unlink " + owner.segment(), Duration.ofSeconds(30), () -> !exists(owner.segment()));
-    Engine.Pass pass = engine.clean(false);
+    PassReport pass = engine.clean(false);
     assertThat(pass.judgement().segments()).noneMatch(a -> a.segment().displayName().equals(owner.segment()));
   }
 
@@ -163,7 +164,7 @@ class PythonSharedMemoryClientTest {
     assertThat(reported.reason()).contains("reported, not reaped: families.pythonShm.reap is off");
     assertThat(exists(owner.segment())).as("reported, not reaped").isTrue();
 
-    Engine.Pass reaped = reaping.clean(false);
+    PassReport reaped = reaping.clean(false);
     assertThat(reaped.outcomes()).singleElement().satisfies(o -> {
       assertThat(o.candidate().segment().displayName()).isEqualTo(owner.segment());
       assertThat(o.result()).as(o.detail()).isEqualTo(ReapOutcome.Result.REAPED);
@@ -183,7 +184,7 @@ class PythonSharedMemoryClientTest {
     // A creator that hands its segment on: it exits, the segment stays for a consumer to attach by name.
     Owner creator = start("hand-on");
     assertThat(creator.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
-    Engine.Pass after = engine.clean(false);
+    PassReport after = engine.clean(false);
     Assessment meant = of(after.judgement(), creator.segment());
     assertThat(meant.verdict()).isEqualTo(Verdict.GRACE);
     assertThat(after.outcomes()).isEmpty();

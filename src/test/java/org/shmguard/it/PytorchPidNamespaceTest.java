@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.shmguard.alert.EventKind;
 import org.shmguard.daemon.Daemon;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Assessment;
 import org.shmguard.systemd.ServiceNotifier;
@@ -79,7 +80,7 @@ class PytorchPidNamespaceTest {
         List<String> out = lines(job, "first", new ArrayList<>());
         assertThat(out).as("the job started").contains("first");
         Thread.sleep(14_000); // the prefetched batches wait unheld, past the 10 s grace
-        Engine.Pass pass = daemon.passNow().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        PassReport pass = daemon.passNow().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
         List<Assessment> torch = pass.judgement().segments().stream()
             .filter(a -> a.segment().displayName().startsWith("torch_")).toList();
         assertThat(torch).as("the batches waiting in the queue").isNotEmpty();

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.Judgement;
@@ -145,14 +146,14 @@ class UcxClientTest {
     });
 
     killAll(pair);
-    Engine.Pass reported = byDefault.clean(false);
+    PassReport reported = byDefault.clean(false);
     assertThat(ucx(reported.judgement())).hasSameSizeAs(held).allSatisfy(a -> {
       assertThat(a.verdict()).isEqualTo(Verdict.LEAKED);
       assertThat(a.reason()).contains("every process that held it has exited").contains("families.ucx.reap is off");
     });
     assertThat(reported.outcomes()).isEmpty();
 
-    Engine.Pass reaped = reaping.clean(false);
+    PassReport reaped = reaping.clean(false);
     assertThat(reaped.outcomes()).isNotEmpty().allSatisfy(o ->
         assertThat(o.result()).as(o.detail()).isEqualTo(ReapOutcome.Result.REAPED));
     try (Stream<Path> left = Files.list(shm.path())) {

@@ -106,6 +106,67 @@ class PlannerTest {
     assertThat(remounts(p)).isEmpty();
   }
 
+  /** A 0-byte nccl-* file nobody holds: NCCL could not extend a new segment there (Verdict.FAILED_CREATION). */
+  private static Segment failedCreation(String name) {
+    long t = NOW.minusSeconds(1).getEpochSecond() * 1_000_000_000L;
+    return new Segment(DEV, name.getBytes(StandardCharsets.UTF_8), 77, 0, 0, 0100600, 1000, 1, t, t);
+  }
+
+  @Test
+  void aFailedNcclAllocationGrowsItsMountOnceWhileRemountingIsOn() {
+    Planner planner = new Planner(REAP, REMOUNT_ON, CAPACITY, 3);
+
+    Plan p = planner.next(judgement(86, List.of(failedCreation("nccl-Zero01"), failedCreation("nccl-Zero02"))), false);
+
+    assertThat(raised(p)).containsExactly(EventKind.CAPACITY_WARNING, EventKind.ALLOCATION_FAILED, EventKind.ALLOCATION_FAILED);
+    assertThat(remounts(p)).singleElement().satisfies(r -> {
+      assertThat(r.mount().dev()).isEqualTo(DEV);
+      assertThat(r.trigger()).isEqualTo(Planner.FAILED_ALLOCATION_TRIGGER);
+    });
+    assertThat(p.actions()).filteredOn(Action.Raise.class::isInstance)
+        .allSatisfy(a -> assertThat(((Action.Raise) a).alert().field("SHM_REMOUNT")).isNull());
+    assertThat(remounts(planner.next(judgement(86, List.of(failedCreation("nccl-Zero01"), failedCreation("nccl-Zero02"))),
+        false))).as("the same failures, already reported").isEmpty();
+  }
+
+  @Test
+  void aFailedAllocationInAMountShmguardOnlyReportsPlansNoRemount() {
+    Planner planner = new Planner(REAP, REMOUNT_ON, CAPACITY, 3);
+    ShmMount users = new ShmMount(DEV, "/proc/4242/root/dev/shm", "/dev/shm", MountOrigin.NAMESPACE, "rw", null, List.of(4242),
+        null, new ShmMount.Usage(SIZE, SIZE / 2, SIZE / 2, 1000, 990), 0, null, "an ordinary user's namespace owns it", 65534L);
+    Snapshot snap = new Snapshot(NOW, List.of(users), List.of(failedCreation("nccl-Zero01")), HolderIndex.empty(), new BitSet(),
+        Map.of(), List.of(), List.of(), true, 0);
+
+    Plan p = planner.next(Judge.judge(snap, HolderHistory.empty(), REAP), false);
+
+    assertThat(raised(p)).containsExactly(EventKind.ALLOCATION_FAILED);
+    assertThat(remounts(p)).isEmpty();
+  }
+
+  @Test
+  void aMountThatBecomesCriticalWithAFailedAllocationIsGrownOnce() {
+    Planner planner = new Planner(REAP, REMOUNT_ON, CAPACITY, 3);
+    Plan p = planner.next(judgement(99, List.of(failedCreation("nccl-Zero01"))), false);
+    assertThat(remounts(p)).singleElement().satisfies(r -> assertThat(r.trigger()).isEqualTo(Planner.CRITICAL_TRIGGER));
+  }
+
+  @Test
+  void remountingOffPlansNoRemountAndTheEventsThatWouldHaveGrownTheMountSayWhy() {
+    Planner planner = new Planner(REAP, REMOUNT_OFF, CAPACITY, 3);
+
+    Plan p = planner.next(judgement(99, List.of(failedCreation("nccl-Zero01"))), false);
+
+    assertThat(remounts(p)).isEmpty();
+    List<org.shmguard.alert.Alert> alerts = p.actions().stream().filter(Action.Raise.class::isInstance)
+        .map(a -> ((Action.Raise) a).alert()).toList();
+    assertThat(alerts).extracting(org.shmguard.alert.Alert::kind)
+        .containsExactly(EventKind.CAPACITY_CRITICAL, EventKind.ALLOCATION_FAILED);
+    assertThat(alerts).allSatisfy(a -> {
+      assertThat(a.message()).endsWith("; not grown: remounting is off (remount.enabled: false)");
+      assertThat(a.field("SHM_REMOUNT")).isEqualTo(RemountPolicy.OFF);
+    });
+  }
+
   @Test
   void everyPlanPublishesAdviceFromItsJudgement() {
     Planner planner = new Planner(REAP, REMOUNT_OFF, CAPACITY, 3);

@@ -53,4 +53,23 @@ class RemountPolicyTest {
 
     assertThat(d.toBytes() % RemountPolicy.PAGE).isZero();
   }
+
+  @Test
+  void withRemountingOffAnEventSaysWhyItsMountWasNotGrownBeforeThePodOrContainerItNames() {
+    RemountPolicy off = new RemountPolicy(false, SizeSpec.ofBytes(2L << 30), SizeSpec.ofPercent(50), Duration.ofMinutes(10));
+    org.shmguard.model.ShmMount m = new org.shmguard.model.ShmMount(org.shmguard.model.Dev.of(0, 48),
+        "/var/lib/containers/storage/overlay-containers/" + "a".repeat(64) + "/userdata/shm", "/dev/shm",
+        org.shmguard.model.MountOrigin.HOST, "rw", null, java.util.List.of(), null, null)
+        .withWorkload(org.shmguard.model.Workload.container("podman", "a".repeat(64)));
+    String tag = " [" + m.workload().describe() + "]";
+    org.shmguard.alert.Alert failed = org.shmguard.alert.Alert.of(org.shmguard.alert.EventKind.ALLOCATION_FAILED,
+        "failed NCCL allocation: nccl-Zero01" + tag);
+
+    org.shmguard.alert.Alert noted = off.noteOn(failed, m);
+
+    assertThat(noted.message()).isEqualTo("failed NCCL allocation: nccl-Zero01; not grown: " + RemountPolicy.OFF + tag);
+    assertThat(noted.field("SHM_REMOUNT")).isEqualTo(RemountPolicy.OFF);
+    RemountPolicy on = new RemountPolicy(true, SizeSpec.ofBytes(2L << 30), SizeSpec.ofPercent(50), Duration.ofMinutes(10));
+    assertThat(on.noteOn(failed, m)).isSameAs(failed);
+  }
 }

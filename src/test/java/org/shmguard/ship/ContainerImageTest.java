@@ -79,8 +79,9 @@ class ContainerImageTest {
       Files.createDirectories(advice);
       // The sandbox's /dev/shm (a tmpfs of its own) is the node's: init's mount namespace shows
       // it there, and the container reaches it through /host/dev/shm.
+      Path podLogs = Files.createDirectories(work.resolve("pod-logs"));
       Map<String, Path> hostPaths = Map.of("/dev/shm", Path.of("/dev/shm"), "/var/lib/kubelet/pods", kubeletPods,
-          "/run/shmguard", advice);
+          "/var/log/pods", podLogs, "/run/shmguard", advice);
       Path leak = Path.of("/dev/shm/nccl-image" + ProcessHandle.current().pid());
       Files.write(leak, new byte[1 << 16]);
       try (Holder holder = Holder.start("map", leak.toString())) {
@@ -148,14 +149,15 @@ class ContainerImageTest {
   void daemonSetBecomesThePodmanOptionsTheKubeletWouldUse(@TempDir Path work) throws Exception {
     DaemonSetPod pod = DaemonSetPod.load();
     List<String> options = pod.podmanOptions(Map.of("/dev/shm", Path.of("/sandbox/shm"), "/var/lib/kubelet/pods",
-        Path.of("/sandbox/pods"), "/run/shmguard", Path.of("/sandbox/advice")), work, "");
+        Path.of("/sandbox/pods"), "/var/log/pods", Path.of("/sandbox/logs"), "/run/shmguard", Path.of("/sandbox/advice")),
+        work, "");
 
     assertThat(options).containsExactly("--network=none", "--pid=host", "--user=0", "--security-opt=no-new-privileges",
         "--read-only", "--read-only-tmpfs=false", "--cap-drop=ALL", "--cap-add=SYS_PTRACE", "--cap-add=FOWNER",
         "--cap-add=LEASE", "--cap-add=DAC_READ_SEARCH", "--cap-add=DAC_OVERRIDE", "--memory=256m", "--cpus=0.5",
         "--volume=" + work.resolve("configmap-config") + ":/etc/shmguard:ro",
         "--volume=/sandbox/shm:/host/dev/shm:rw,rslave", "--volume=/sandbox/pods:/var/lib/kubelet/pods:rw,rslave",
-        "--volume=/sandbox/advice:/run/shmguard:rw", "--tmpfs=/tmp:rw,size=16m", "--stop-timeout=30");
+        "--volume=/sandbox/logs:/var/log/pods:ro", "--volume=/sandbox/advice:/run/shmguard:rw", "--tmpfs=/tmp:rw,size=16m", "--stop-timeout=30");
     assertThat(work.resolve("configmap-config/shmguard.yaml")).content().contains("listen: \"0.0.0.0:9477\"");
     assertThat(pod.args()).containsExactly("daemon", "--config", "/etc/shmguard/shmguard.yaml");
     assertThat(pod.readinessProbe()).isEqualTo(new DaemonSetPod.HttpProbe("/readyz", 9477, 0, 10, 5, 2));

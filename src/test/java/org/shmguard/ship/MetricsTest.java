@@ -128,9 +128,8 @@ class MetricsTest {
     try (MetricsOutputs metrics = MetricsOutputs.start(config)) {
       metrics.remounted(new org.shmguard.remedy.RemountOutcome(org.shmguard.remedy.RemountOutcome.Result.REFUSED,
           "/dev/shm", 0, 0, "remounting is off", "", ""));
-      var alerts = new org.shmguard.metrics.CountingAlertSink(new org.shmguard.testing.RecordingSink(), metrics);
-      alerts.emit(org.shmguard.alert.Alert.of(org.shmguard.alert.EventKind.REMOUNT_GROWN, "an alert, not an outcome")
-          .with("SHM_MOUNT", "/dev/shm"));
+      metrics.export(org.shmguard.engine.PassReport.of(org.shmguard.alert.Alert.of(
+          org.shmguard.alert.EventKind.REMOUNT_GROWN, "an alert, not an outcome").with("SHM_MOUNT", "/dev/shm")));
 
       String body = scrape(metrics.port());
 

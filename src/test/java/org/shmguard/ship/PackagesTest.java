@@ -42,7 +42,11 @@ class PackagesTest {
       "/usr/share/shmguard/node-problem-detector/shmguard-down.json",
       "/usr/share/shmguard/nvsentinel/shmguard-values.yaml",
       "/usr/share/shmguard/grafana/shmguard-dashboard.json",
-      "/usr/share/shmguard/systemd/remote-metrics.conf");
+      "/usr/share/shmguard/systemd/remote-metrics.conf",
+      "/usr/share/shmguard/oci-hook",
+      "/usr/share/shmguard/shmguard_oci_hook.py",
+      "/usr/share/shmguard/oci/shmguard-shm.json",
+      "/etc/cdi/shmguard.yaml");
 
   /** The fleet monitoring files of the tree and where both packages install them. */
   private static final Map<String, String> MONITORING = Map.of(
@@ -52,7 +56,9 @@ class PackagesTest {
       "packaging/node-problem-detector/shmguard-down.json", "/usr/share/shmguard/node-problem-detector/shmguard-down.json",
       "packaging/nvsentinel/shmguard-values.yaml", "/usr/share/shmguard/nvsentinel/shmguard-values.yaml",
       "packaging/grafana/shmguard-dashboard.json", "/usr/share/shmguard/grafana/shmguard-dashboard.json",
-      "packaging/systemd/remote-metrics.conf", "/usr/share/shmguard/systemd/remote-metrics.conf");
+      "packaging/systemd/remote-metrics.conf", "/usr/share/shmguard/systemd/remote-metrics.conf",
+      "packaging/oci/shmguard-shm.json", "/usr/share/shmguard/oci/shmguard-shm.json",
+      "packaging/cdi/shmguard.yaml", "/etc/cdi/shmguard.yaml");
 
   /** Files other parts of the project provide; once they exist in the tree, the packages must carry them. */
   private static final List<String[]> FROM_TREE = List.of(
@@ -76,7 +82,9 @@ class PackagesTest {
     }
     assertThat(listing).containsPattern("-rwxr-xr-x root/root +\\d+ [-0-9: ]+\\./usr/bin/shmguard\n");
     assertThat(listing).containsPattern("-rwxr-xr-x root/root +\\d+ [-0-9: ]+\\./usr/share/shmguard/slurm/epilog\n");
-    assertThat(Cmd.run("dpkg-deb", "--info", deb.toString(), "conffiles")).isEqualTo("/etc/shmguard/shmguard.yaml\n");
+    assertThat(Cmd.run("dpkg-deb", "--info", deb.toString(), "conffiles")).isEqualTo("/etc/shmguard/shmguard.yaml\n/etc/cdi/shmguard.yaml\n");
+    assertThat(listing).containsPattern("-rwxr-xr-x root/root +\\d+ [-0-9: ]+\\./usr/share/shmguard/oci-hook\n");
+    assertThat(listing).as("the hook is off: nothing in a hooks.d a runtime reads").doesNotContain("hooks.d");
     assertThat(Cmd.run("dpkg-deb", "--field", deb.toString(), "Depends")).contains("java17-runtime-headless");
     String description = Cmd.run("dpkg-deb", "--field", deb.toString(), "Description").replaceAll("\\s+", " ");
     for (String command : commands()) {
@@ -109,7 +117,7 @@ class PackagesTest {
     }
     assertThat(listing).as("the rpm must not own system directories").doesNotContain("/usr/bin\n").doesNotContain("/etc\n");
     assertThat(Cmd.run("rpm", "-qp", "--qf", "[%{FILENAMES} %{FILEFLAGS:fflags}\n]", rpm.toString()))
-        .contains("/etc/shmguard/shmguard.yaml cn");
+        .contains("/etc/shmguard/shmguard.yaml cn").contains("/etc/cdi/shmguard.yaml cn");
     assertThat(Cmd.run("rpm", "-qp", "--requires", rpm.toString())).contains("java-headless >= 1:17");
     String description = Cmd.run("rpm", "-qp", "--qf", "%{DESCRIPTION}", rpm.toString()).replaceAll("\\s+", " ");
     for (String command : commands()) {
@@ -119,7 +127,7 @@ class PackagesTest {
         "/usr/share/doc/shmguard/NOTICE\n/usr/share/doc/shmguard/copyright\n/usr/share/licenses/shmguard/LICENSE\n");
     assertThat(Cmd.run("rpm", "-qp", "--qf", "%{LICENSE}", rpm.toString())).startsWith("Apache-2.0 AND ");
     assertThat(Cmd.run("rpm", "-qp", "--qf", "[%{FILENAMES} %{FILEMODES:perms}\n]", rpm.toString()))
-        .contains("/usr/share/shmguard/slurm/epilog -rwxr-xr-x\n");
+        .contains("/usr/share/shmguard/slurm/epilog -rwxr-xr-x\n").contains("/usr/share/shmguard/oci-hook -rwxr-xr-x\n");
     assertThat(Cmd.run("rpm", "-qp", "--scripts", rpm.toString()))
         .contains("systemctl --no-reload preset shmguard.service")
         .contains("systemctl try-restart shmguard.service");
@@ -230,7 +238,7 @@ class PackagesTest {
   void launcherMaintainerScriptsAndTestScriptsPassShellcheck() {
     Packages.requireTool("/usr/bin/shellcheck");
     Cmd.Result sh = Cmd.exec("shellcheck", "-x", "packaging/bin/shmguard", "packaging/share/make-cds-archive",
-        "packaging/deb/control/postinst", "packaging/deb/control/prerm", "packaging/deb/control/postrm",
+        "packaging/share/oci-hook", "packaging/deb/control/postinst", "packaging/deb/control/prerm", "packaging/deb/control/postrm",
         "src/test/install/installed-for-real.sh", "bench/jvm-flags.sh", "bench/scan-interleaved.sh", "bench/sandbox.sh",
         "bench/cold-scan.sh");
     assertThat(sh.status()).as(sh.out() + sh.err()).isZero();

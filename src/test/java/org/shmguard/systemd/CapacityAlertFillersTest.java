@@ -60,7 +60,7 @@ class CapacityAlertFillersTest {
 
         assertThat(critical.message()).startsWith(shm.path() + " is 97% full (was ok, now critical): ")
             .endsWith("; largest: weights.bin 77.0M held by pid " + holder.pid() + " (java); data.bin 12.0M unheld; "
-                + "nccl-TEST 8.0M unheld (grace)");
+                + "nccl-TEST 8.0M unheld (grace); not grown: remounting is off (remount.enabled: false)");
         Eventually.until("the alert in the journal", PATIENCE,
             () -> !Journald.entries("SHMGUARD_EVENT", "capacity_critical").isEmpty());
         JsonNode e = Journald.entries("SHMGUARD_EVENT", "capacity_critical").get(0);

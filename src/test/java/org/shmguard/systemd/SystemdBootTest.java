@@ -37,6 +37,7 @@ class SystemdBootTest {
       ExecStart=/bin/sh -c 'systemctl is-active shmguard > /results/active; \
       systemctl show -p StatusText shmguard > /results/show; \
       stat -c "%%a %%U %%F" /run/shmguard /run/shmguard/advice.sock > /results/modes; \
+      /usr/bin/java -XX:TieredStopAtLevel=1 -cp @CP@ org.shmguard.cli.Main scan --daemon-only > /results/scan 2>&1; \
       journalctl -b -o json --no-pager _SYSTEMD_UNIT=shmguard.service > /results/journal.json; \
       journalctl -b -o json --no-pager SHMGUARD_EVENT=mount_added > /results/events.json; \
       systemctl stop shmguard; systemctl show -p Result -p ExecMainStatus shmguard > /results/stopped'
@@ -54,7 +55,7 @@ class SystemdBootTest {
     Path results = Files.createDirectories(work.resolve("results"));
     try {
       Path check = work.resolve("shmguard-boot-check.service");
-      Files.writeString(check, CHECK);
+      Files.writeString(check, CHECK.replace("@CP@", System.getProperty("java.class.path")));
       List<String> cmd = new ArrayList<>(List.of("systemd-nspawn", "-q", "-D", ROOT.toString(), "--volatile=overlay",
           "--register=no", "--keep-unit", "--bind-ro=" + jdk,
           "--bind-ro=" + UNIT + ":/etc/systemd/system/shmguard.service",
@@ -76,6 +77,9 @@ class SystemdBootTest {
       assertThat(read(results.resolve("show"))).startsWith("StatusText=1 mount, ").contains("fullest /dev/shm at");
       // RuntimeDirectoryMode=0755 and the socket's own 0666, under the unit's UMask=0077.
       assertThat(read(results.resolve("modes")).lines()).containsExactly("755 root directory", "666 root socket");
+      // Root of the host (a unit beside shmguard's, in the same namespaces) is served SCAN, a root-only
+      // verb, by the daemon under the unit's seccomp filter and capabilities (the pidfd and /proc checks pass).
+      assertThat(read(results.resolve("scan"))).startsWith("From the shmguard daemon's pass at");
       List<JsonNode> journal = json(results.resolve("journal.json"));
       JsonNode starting = journal.stream().filter(e -> e.path("MESSAGE").asText().startsWith("shmguard starting"))
           .findFirst().orElseThrow(() -> new AssertionError("no start-up line in " + journal));

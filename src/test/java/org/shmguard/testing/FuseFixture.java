@@ -59,6 +59,19 @@ public final class FuseFixture implements AutoCloseable {
     return serve(mnt, cmd);
   }
 
+  /**
+   * As {@link #ofNobody}, at {@code mnt}, a directory the caller made and gave uid 65534 (fusermount3
+   * lets a user mount only on a directory they may write).
+   */
+  public static FuseFixture ofNobodyAt(Path mnt) {
+    Sandbox.require();
+    assumeThat(Path.of("/usr/bin/fusermount3")).as("needs fusermount3 (package fuse3)").exists();
+    openDevFuseToUsers();
+    List<String> cmd = new ArrayList<>(List.of(NOBODY));
+    cmd.addAll(List.of(binary().toString(), "serve", mnt.toString()));
+    return serve(mnt, cmd);
+  }
+
   /** Mounted by root with allow_other, as an administrator mounts NFS: every user, root included, walks it. */
   public static FuseFixture ofRoot() {
     Sandbox.require();

@@ -34,13 +34,18 @@ public final class Podman implements AutoCloseable {
   private static final Path CGROUPS = Path.of("/sys/fs/cgroup");
 
   private final Path dir;
+  /** The containers' root: the set-up's busybox directory, or a debootstrapped root behind an overlay ({@link #onRoot}). */
+  private final String rootfs;
   /** Every container's cgroup goes under this parent of the set-up's own, removed by {@link #close}. */
   private final String cgroupParent;
   private final List<Process> started = new ArrayList<>();
+  /** podman's own options, before "run" (--hooks-dir). */
+  private final List<String> podmanOptions = new ArrayList<>();
   private boolean closed;
 
-  private Podman(Path dir) {
+  private Podman(Path dir, String rootfs) {
     this.dir = dir;
+    this.rootfs = rootfs;
     this.cgroupParent = "/shmguard-test-" + dir.getFileName();
   }
 
@@ -57,23 +62,92 @@ public final class Podman implements AutoCloseable {
         Files.createDirectories(dir.resolve("rootfs").resolve(d));
       }
       Files.writeString(dir.resolve("containers.conf"), "[containers]\ndefault_ulimits = []\n");
-      return new Podman(dir);
+      return new Podman(dir, dir.resolve("rootfs").toString());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }
 
+  /** Runs every container with the OCI hooks configured in {@code dir} (podman's --hooks-dir). */
+  public Podman withHooksDir(Path dir) {
+    podmanOptions.addAll(List.of("--hooks-dir", dir.toString()));
+    return this;
+  }
+
+  /** The busybox root filesystem every container runs in; a test may add files to it. */
+  public Path rootfs() {
+    return dir.resolve("rootfs");
+  }
+
+  /**
+   * A podman set-up whose containers run on {@code root} (a debootstrapped root cached under
+   * /var/cache/shmguard), seen through podman's overlay ({@code --rootfs ROOT:O}): what a
+   * container writes goes to an upper layer in the set-up's storage, and the cached root is never
+   * changed.
+   */
+  public static Podman onRoot(Path root) {
+    Podman busybox = create();
+    return new Podman(busybox.dir, root + ":O");
+  }
+
+  /** Runs {@code command} in the running container {@code name} ({@code podman exec} with {@code options}) and waits for it. */
+  public Cmd.Result exec(String name, List<String> options, String... command) {
+    List<String> cmd = new ArrayList<>(List.of("env"));
+    env().forEach((k, v) -> cmd.add(k + "=" + v));
+    cmd.addAll(podman());
+    cmd.add("exec");
+    cmd.addAll(options);
+    cmd.add(name);
+    cmd.addAll(List.of(command));
+    return Cmd.exec(cmd.toArray(String[]::new));
+  }
+
+  private List<String> podman() {
+    return List.of("podman", "--root", storage().toString(), "--runroot", dir.resolve("run").toString(),
+        "--tmpdir", dir.resolve("tmp").toString(), "--cgroup-manager=cgroupfs", "--events-backend=file");
+  }
+
+  private java.util.Map<String, String> env() {
+    return java.util.Map.of("CONTAINERS_CONF", dir.resolve("containers.conf").toString(), "XDG_RUNTIME_DIR",
+        dir.resolve("xdg").toString());
+  }
+
+  /** The set-up's own directory, under the sandbox's mounts: a place for a test's scripts and cid files. */
+  public Path dir() {
+    return dir;
+  }
+
   /** Starts {@code command} in a new container with {@code options} added to podman's; stdout is the returned process's. */
   public Process run(List<String> options, String... command) {
-    List<String> cmd = new ArrayList<>(List.of("podman", "--root", dir.resolve("storage").toString(), "--runroot",
-        dir.resolve("run").toString(), "--tmpdir", dir.resolve("tmp").toString(), "--cgroup-manager=cgroupfs",
-        "--events-backend=file", "run", "--rm", "--runtime", "runc", "--network=none", "--cgroup-parent", cgroupParent));
+    return start(true, options, command);
+  }
+
+  /**
+   * As {@link #run}, without {@code --rm}: the container stays, exited, until {@link #close}
+   * (podman unmounts its /dev/shm when it exits, as its cleanup does).
+   */
+  public Process runKept(List<String> options, String... command) {
+    return start(false, options, command);
+  }
+
+  /** The containers/storage graph root (podman's {@code --root}): containers' shm is under its overlay-containers. */
+  public Path storage() {
+    return dir.resolve("storage");
+  }
+
+  private Process start(boolean remove, List<String> options, String... command) {
+    List<String> cmd = new ArrayList<>(podman());
+    cmd.add("run");
+    if (remove) {
+      cmd.add("--rm");
+    }
+    cmd.addAll(List.of("--runtime", "runc", "--network=none", "--cgroup-parent", cgroupParent));
+    cmd.addAll(1, podmanOptions);
     cmd.addAll(options);
-    cmd.addAll(List.of("--rootfs", dir.resolve("rootfs").toString()));
+    cmd.addAll(List.of("--rootfs", rootfs));
     cmd.addAll(List.of(command));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
-    pb.environment().put("CONTAINERS_CONF", dir.resolve("containers.conf").toString());
-    pb.environment().put("XDG_RUNTIME_DIR", dir.resolve("xdg").toString());
+    pb.environment().putAll(env());
     try {
       Process p = pb.start();
       started.add(p);

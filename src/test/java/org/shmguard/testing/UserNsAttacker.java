@@ -69,6 +69,22 @@ public final class UserNsAttacker implements AutoCloseable {
     return start(null, script);
   }
 
+  /**
+   * A tmpfs of its own mounted over {@code dir} (any directory it can reach: its mount namespace is
+   * its own), holding an unheld {@code nccl-Atk001} of 4100 bytes: what `unshare -Urm` lets any
+   * user make at a path shaped like a pod's volume.
+   */
+  public static UserNsAttacker mountsTmpfsAt(Path dir) throws IOException {
+    String script = """
+        set -e
+        mount -t tmpfs -o size=1m atk-volume "$1"
+        head -c 4100 /dev/zero > "$1/nccl-Atk001"
+        echo ready
+        exec sleep 600
+        """;
+    return start(null, script, dir.toString());
+  }
+
   /** Binds {@code dir} (a directory of someone else's tmpfs it can write) at its /dev/shm, and plants a file there. */
   public static UserNsAttacker bindAtDevShm(Path dir) throws IOException {
     String script = """

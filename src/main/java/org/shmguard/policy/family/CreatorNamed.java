@@ -50,4 +50,13 @@ abstract class CreatorNamed implements SegmentFamily {
   final boolean named(String fileName) {
     return name.matcher(fileName).matches();
   }
+
+  /**
+   * On a volume whose every writer has exited, a file whose creator is provably dead has no
+   * receiver left either: only the processes of the containers that mount it could open its name.
+   */
+  @Override
+  public boolean reapedOnceWritersGone() {
+    return true;
+  }
 }

@@ -64,9 +64,21 @@ public interface SegmentFamily {
 
   /**
    * Whether its leaked files are reaped with no configuration at all. Only NCCL's are; the others
-   * are reaped when their creator is provably dead, or when the configuration turns them on.
+   * are reaped when their creator is provably dead, on a volume whose every writer has exited
+   * ({@link #reapedOnceWritersGone}), or when the configuration turns them on.
    */
   boolean reapedByDefault();
+
+  /**
+   * Whether its leaked files are reaped with no configuration once every writer of their volume has
+   * exited (policy.WritersGone: a pod's or a container's tmpfs that no process holds anything on,
+   * whose containers are gone), and whether such an unheld file counts as leaked at once there. A
+   * name's creator must still be provably dead where the name gives one. True for the families
+   * whose files are useless once nothing holds them, or whose names prove their creator dead.
+   */
+  default boolean reapedOnceWritersGone() {
+    return reapedByDefault();
+  }
 
   /** Where the facts above were read (project, file), for the docs and for anyone who doubts them. */
   String source();

@@ -53,6 +53,11 @@ final class FamilyCase {
   private final Map<Integer, Duration> startedAgo = new HashMap<>();
   private String lookupProblem;
   private boolean lookedUp = true;
+  private String mountPoint = "/dev/shm";
+  private List<Integer> mountPids = List.of();
+  private final List<Integer> otherFileHolders = new ArrayList<>();
+  private List<Integer> containerSeen = List.of();
+  private final List<String> problems = new ArrayList<>();
 
   private FamilyCase(String what) {
     this.what = what;
@@ -113,6 +118,17 @@ final class FamilyCase {
     return this;
   }
 
+  /**
+   * Like {@link #runningInPidNamespace}, reaching the file's tmpfs; {@code atShm}: at /dev/shm (a
+   * container's view) or only elsewhere (the host's, under the kubelet's directory).
+   */
+  FamilyCase runningInPidNamespace(long ns, int hostPid, Duration ago, boolean reaches, boolean atShm) {
+    aliveNow.putIfAbsent(hostPid, 7000L + hostPid);
+    elsewhere.add(new CreatorCandidates.Candidate(hostPid, ns, ns == 4026531836L, 7000L + hostPid,
+        nanos(NOW.minus(ago)), reaches ? Set.of(DEV) : Set.of(Dev.of(0, 99)), atShm ? Set.of(DEV) : Set.of()));
+    return this;
+  }
+
   /** The file was born {@code ago} (statx btime); by default its birth time is not known. */
   FamilyCase bornAgo(Duration ago) {
     this.bornAgo = ago;
@@ -140,6 +156,47 @@ final class FamilyCase {
     return this;
   }
 
+  /** The tmpfs is a pod's volume shmguard was configured to watch at {@code hostPath} (not /dev/shm). */
+  FamilyCase onVolumeAt(String hostPath) {
+    origin = MountOrigin.CONFIGURED;
+    mountPoint = hostPath;
+    return this;
+  }
+
+  /** The tmpfs is a kubelet emptyDir found on the host; {@code pids}: the processes of containers showing it at /dev/shm. */
+  FamilyCase onPodVolume(Integer... pids) {
+    origin = MountOrigin.VOLUME;
+    mountPoint = "/var/lib/kubelet/pods/7c81/volumes/kubernetes.io~empty-dir/dshm";
+    mountPids = List.of(pids);
+    return this;
+  }
+
+  /** The tmpfs was found at /dev/shm of a container whose processes were {@code pids}. */
+  FamilyCase onContainerMountOf(Integer... pids) {
+    origin = MountOrigin.NAMESPACE;
+    mountPids = List.of(pids);
+    return this;
+  }
+
+  /** In the pass before, discovery found the tmpfs at /dev/shm of a container whose processes were {@code pids}. */
+  FamilyCase afterContainer(Integer... pids) {
+    containerSeen = List.of(pids);
+    return this;
+  }
+
+  /** A process holds another file on the same tmpfs (it maps it). */
+  FamilyCase otherFileHeldBy(int pid) {
+    otherFileHolders.add(pid);
+    aliveNow.putIfAbsent(pid, 1000L + pid);
+    return this;
+  }
+
+  /** The /proc pass could not read some process. */
+  FamilyCase incompletePass(String problem) {
+    problems.add(problem);
+    return this;
+  }
+
   FamilyCase patterns(String... globs) {
     patterns = java.util.Arrays.stream(globs).map(Glob::of).toList();
     return this;
@@ -152,12 +209,20 @@ final class FamilyCase {
 
   /** The verdict, with whether the plan reaps it. */
   Outcome judge() {
-    ShmMount mount = new ShmMount(DEV, "/dev/shm", "/dev/shm", origin, "rw", null, List.of(), null,
+    ShmMount mount = new ShmMount(DEV, mountPoint, mountPoint, origin, "rw", null, mountPids, null,
         new ShmMount.Usage(64 << 20, 10 << 20, 54 << 20, 1000, 990), 7, "/proc/1/mountinfo", null, null);
     long t = NOW.minus(age).getEpochSecond() * 1_000_000_000L;
     Segment s = new Segment(DEV, name.getBytes(StandardCharsets.UTF_8), 11, size, size, 0100600, 1000, 1, t, t,
         bornAgo == null ? -1 : nanos(NOW.minus(bornAgo)));
     HolderHistory history = HolderHistory.empty();
+    if (!containerSeen.isEmpty()) {
+      ShmMount inContainer = new ShmMount(DEV, "/proc/" + containerSeen.get(0) + "/root/dev/shm", "/dev/shm",
+          MountOrigin.NAMESPACE, "rw", "mnt:[4026532999]", containerSeen, "podman:57c282395ef3", null);
+      BitSet live = new BitSet();
+      containerSeen.forEach(live::set);
+      history = history.next(new Snapshot(NOW.minusSeconds(2), List.of(inContainer), List.of(s), HolderIndex.empty(),
+          live, Map.of(), List.of(), List.of(), true, live.cardinality()));
+    }
     if (!seenBefore.isEmpty()) {
       HolderIndex.Builder before = HolderIndex.builder();
       BitSet live = new BitSet();
@@ -174,13 +239,16 @@ final class FamilyCase {
     for (int pid : holdersNow) {
       now.add(s.key(), new HolderRef(pid, Access.MAP, "/dev/shm/" + name, false, size));
     }
+    for (int pid : otherFileHolders) {
+      now.add(new org.shmguard.model.FileKey(DEV, 12), new HolderRef(pid, Access.MAP, "/dev/shm/other", false, 4096));
+    }
     BitSet live = new BitSet();
     Map<Integer, ProcessInfo> infos = new HashMap<>();
     aliveNow.forEach((pid, start) -> {
       live.set(pid);
       infos.put(pid, new ProcessInfo(pid, "worker", 1000, "alice", null, start));
     });
-    Snapshot snap = new Snapshot(NOW, List.of(mount), List.of(s), now.build(), live, infos, List.of(), List.of(), true,
+    Snapshot snap = new Snapshot(NOW, List.of(mount), List.of(s), now.build(), live, infos, problems, List.of(), true,
         live.cardinality()).withCreators(creators());
     ReapPolicy policy = new ReapPolicy(Duration.ofMinutes(2), patterns, List.of(Glob.of("cuda.shm.*")), true,
         FamilyRules.of(settings));

@@ -1,4 +1,4 @@
-package org.shmguard.cli;
+package org.shmguard.view;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -10,6 +10,7 @@ import org.shmguard.model.MountContents;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.model.Workload;
 import org.shmguard.policy.Assessment;
 import org.shmguard.text.Counts;
 import org.shmguard.policy.HealthScope;
@@ -63,7 +64,8 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
       String note,
       String scope,
       Long ownerUid,
-      List<FillerView> largest) {}
+      List<FillerView> largest,
+      Workload workload) {}
 
   /**
    * One of the largest files of a mount, whatever its name: {@code examined} when it is also in
@@ -135,7 +137,7 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
           c == null ? null : c.fileBytes(), c == null ? null : c.otherEntries(), c == null ? null : c.matching(),
           c == null ? null : (long) c.examined(), c == null ? null : c.unexamined(), c == null ? note(m) : note(c),
           HealthScope.of(m).label(), m.ownerUid(),
-          largest(r, byMount.getOrDefault(m.dev(), List.of()), snap)));
+          largest(r, byMount.getOrDefault(m.dev(), List.of()), snap), m.workload()));
     }
     List<SegmentView> segments = new ArrayList<>();
     for (Assessment a : j.segments()) {
@@ -198,7 +200,7 @@ public record ScanView(String takenAt, Pass pass, List<MountView> mounts, List<S
     return out;
   }
 
-  static SegmentView segment(Assessment a, Snapshot snap) {
+  public static SegmentView segment(Assessment a, Snapshot snap) {
     return segment(a, snap, false);
   }
 

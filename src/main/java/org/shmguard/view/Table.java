@@ -1,4 +1,4 @@
-package org.shmguard.cli;
+package org.shmguard.view;
 
 import java.util.ArrayList;
 import java.util.List;

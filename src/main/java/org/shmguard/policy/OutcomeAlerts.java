@@ -9,18 +9,33 @@ import org.shmguard.alert.EventKind;
 import org.shmguard.model.FileKey;
 
 /**
- * Turns one pass's reaping into events, from its judgement and the outcomes of its
- * {@link Action.Reap} (data, as the act stage reported them): each reap with its evidence, each
- * leaked segment that was not reaped (dry run, a blocked pass, a failure) once, and an incomplete
- * /proc pass once per stretch of incomplete passes. No I/O; it remembers what it raised.
+ * The one place where what the act stage did becomes events: a pass's reaping, from its
+ * judgement and the outcomes of its {@link Action.Reap} (each reap with its evidence, each leaked
+ * segment that was not reaped (dry run, a blocked pass, a failure) once, and an incomplete /proc
+ * pass once per stretch of incomplete passes), and every remount, planned or asked for by root
+ * ({@link #remounted}). No I/O; it remembers what it raised.
  */
-final class SegmentAlerts {
+public final class OutcomeAlerts {
   /** How a dry run's leaked segment is reported: what the daemon would have done. */
   static final String WOULD_REAP = "dry run: would reap";
 
   private Set<FileKey> reportedLeaks = new HashSet<>();
   private Set<FileKey> reportedFailures = new HashSet<>();
   private boolean blocked;
+
+  OutcomeAlerts() {}
+
+  /** The event for one remount's outcome: grown, refused (the policy, a dry run) or failed. */
+  public static Alert remounted(RemountResult o) {
+    EventKind kind = o.grown() ? EventKind.REMOUNT_GROWN : o.failed() ? EventKind.REMOUNT_FAILED : EventKind.REMOUNT_REFUSED;
+    return Alert.of(kind, o.summary())
+        .with("SHM_MOUNT", o.mount())
+        .with("SHM_SIZE_BEFORE", o.fromBytes())
+        .with("SHM_SIZE_AFTER", o.toBytes())
+        .with("SHM_OPTIONS_BEFORE", o.optionsBefore())
+        .with("SHM_OPTIONS_AFTER", o.optionsAfter())
+        .with("SHM_REASON", o.detail());
+  }
 
   void report(Judgement j, List<? extends ReapResult> outcomes, Consumer<Alert> sink) {
     Set<FileKey> handled = new HashSet<>();

@@ -1,0 +1,101 @@
+package org.shmguard.daemon;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.shmguard.advice.HostActions;
+import org.shmguard.advice.ProtocolException;
+import org.shmguard.engine.PassReport;
+import org.shmguard.model.ContainerStart;
+import org.shmguard.model.ShmMount;
+import org.shmguard.remedy.ContainerShmSizer;
+import org.shmguard.text.Counts;
+import org.shmguard.remedy.ReapOutcome;
+import org.shmguard.remedy.RemountOutcome;
+
+/**
+ * What root may ask over the advice socket, as requests to the daemon's worker: {@code CLEAN} is a
+ * pass now (or a dry run), {@code REMOUNT} a remount on the pass thread, {@code PREPARE} a starting
+ * container's /dev/shm sized on the pass thread; each is answered from the report it came to,
+ * which the daemon's outputs were told first (its alerts, its metrics).
+ * The server checks the peer before either is asked.
+ *
+ * <pre>{@code
+ * AdviceService.start(config, paths, daemon.rootRequests(), scans);
+ * }</pre>
+ */
+final class RootRequests implements HostActions {
+  /** How long a request waits for its pass: a pass stuck in the kernel holds no socket thread longer. */
+  static final long TIMEOUT_SECONDS = 60;
+  static final String REMOUNT_TRIGGER = "asked by root over the advice socket";
+  private final Worker worker;
+  /** Sizes a starting container's /dev/shm (PREPARE); null when this daemon does not remount. */
+  private final ContainerShmSizer sizer;
+
+  RootRequests(Worker worker, ContainerShmSizer sizer) {
+    this.worker = worker;
+    this.sizer = sizer;
+  }
+
+  @Override
+  public String remount(ShmMount mount, Long sizeBytes) throws ProtocolException {
+    PassReport report = await(worker.remountNow(mount, sizeBytes, REMOUNT_TRIGGER, Duration.ofSeconds(TIMEOUT_SECONDS)));
+    if (report == null) {
+      throw new ProtocolException(ProtocolException.UNAVAILABLE, "this daemon does not remount");
+    }
+    return answer(report.remounts().get(0));
+  }
+
+  @Override
+  public String clean(boolean dryRun) throws ProtocolException {
+    return answer(await(dryRun ? worker.dryRunNow() : worker.passNow()));
+  }
+
+  @Override
+  public String prepare(ContainerStart start) throws ProtocolException {
+    if (sizer == null) {
+      throw new ProtocolException(ProtocolException.UNAVAILABLE, "this daemon does not size containers");
+    }
+    return answer(await(worker.prepareNow(sizer, start, Duration.ofSeconds(TIMEOUT_SECONDS))));
+  }
+
+  /** The reply to PREPARE: OK when the container's /dev/shm now holds what its GPUs need, an error saying why not. */
+  static String answer(ContainerShmSizer.Outcome o) throws ProtocolException {
+    return switch (o.result()) {
+      case FITS -> o.message();
+      case REFUSED -> throw new ProtocolException(ProtocolException.REFUSED, o.message());
+      case FAILED -> throw new ProtocolException(ProtocolException.FAILED, o.message());
+    };
+  }
+
+  /** The reply to REMOUNT: the outcome's one line; refused and failed are errors of their own kind. */
+  static String answer(RemountOutcome o) throws ProtocolException {
+    if (o.result() != RemountOutcome.Result.GROWN) {
+      throw new ProtocolException(o.result() == RemountOutcome.Result.REFUSED ? ProtocolException.REFUSED
+          : ProtocolException.FAILED, o.summary());
+    }
+    return o.summary();
+  }
+
+  /** The reply to CLEAN: "reaped 2 of 3 candidates; 0 blockers". */
+  static String answer(PassReport pass) {
+    long done = pass.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED
+        || o.result() == ReapOutcome.Result.WOULD_REAP).count();
+    return (pass.dryRun() ? "would reap " : "reaped ") + done + " of "
+        + Counts.of(pass.outcomes().size(), "candidate") + "; "
+        + Counts.of(pass.judgement().plan().blockers().size(), "blocker");
+  }
+
+  private static <T> T await(CompletableFuture<T> f) throws ProtocolException {
+    try {
+      return f.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ProtocolException(ProtocolException.FAILED, "interrupted");
+    } catch (ExecutionException | TimeoutException e) {
+      throw new ProtocolException(ProtocolException.FAILED, "the pass did not complete: " + e.getMessage());
+    }
+  }
+}

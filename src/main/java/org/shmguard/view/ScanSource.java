@@ -1,0 +1,26 @@
+package org.shmguard.view;
+
+import java.time.Duration;
+import org.shmguard.policy.Judgement;
+
+/**
+ * Where a scan's output came from, part of {@code scan --json} as {@code "source"}: the
+ * daemon's pass (when it began, whether it is stale, the limit) or this command's own pass
+ * (and why the daemon did not answer).
+ */
+public record ScanSource(boolean daemon, String passAt, Boolean stale, Long staleAfterSeconds, String why) {
+  public static ScanSource daemon(Judgement j, boolean stale, Duration staleAfter) {
+    return new ScanSource(true, j.snapshot().takenAt().toString(), stale, staleAfter.toSeconds(), null);
+  }
+
+  public static ScanSource local(String why) {
+    return new ScanSource(false, null, null, null, why);
+  }
+
+  /** The first line of the text form of a daemon's answer. */
+  public String line() {
+    return "From the shmguard daemon's pass at " + passAt + (Boolean.TRUE.equals(stale)
+        ? ": STALE, older than " + staleAfterSeconds + "s (its passes may have stopped; scan --local scans here)"
+        : " (scan --local scans here)");
+  }
+}
