@@ -6,9 +6,13 @@ import org.shmguard.nativ.SocketPeer;
 
 /**
  * Whether a process with uid 0 is root of the host, as shmguard is: in shmguard's own user, mount
- * and PID namespaces (each compared by the device and inode of its /proc/PID/ns link). Root in a
+ * and PID namespaces, or in those of process 1 of shmguard's PID namespace (each compared by the
+ * device and inode of its /proc/PID/ns link; all three from the same one of the two). Root in a
  * container without a user namespace has uid 0 too, but its own mount and PID namespaces; it must
- * not steer what the host's root does.
+ * not steer what the host's root does. Process 1 counts because shmguard run as a Kubernetes
+ * DaemonSet (hostPID, a mount namespace of its pod's) shares the node's PID namespace, whose
+ * process 1 is the node's init: the node's root (an OCI hook the runtime runs) is root of the
+ * host, the pod's mount namespace notwithstanding. Run by systemd, both are the same namespaces.
  *
  * <p>The pid must be the process meant: the caller holds a pidfd for it, and {@link #whyNot}
  * checks after reading /proc/PID that the pidfd's process is still unreaped (so the pid was its
@@ -26,6 +30,8 @@ public final class HostRoot implements AutoCloseable {
   private final ProcCalls proc;
   /** Device major, minor and inode of shmguard's own user, mount and PID namespace, in that order. */
   private final long[][] own = new long[NAMESPACES.length][];
+  /** The same of process 1 of shmguard's PID namespace; null where it could not be read. */
+  private long[][] init = new long[NAMESPACES.length][];
   /** The errno of the last namespace that could not be read. */
   private int errno;
   private boolean closed;
@@ -36,13 +42,23 @@ public final class HostRoot implements AutoCloseable {
 
   /** Reads shmguard's own namespaces; fails if /proc cannot say them. */
   public static HostRoot open() throws IOException {
+    return open("self");
+  }
+
+  /** As {@link #open}, as if shmguard were process {@code self} (tests: a daemon in a mount namespace of its own). */
+  static HostRoot open(String self) throws IOException {
     ProcCalls proc = ProcCalls.open("/proc");
     HostRoot h = new HostRoot(proc);
     try {
       for (int i = 0; i < NAMESPACES.length; i++) {
-        h.own[i] = h.namespace("self", NAMESPACES[i]);
+        h.own[i] = h.namespace(self, NAMESPACES[i]);
         if (h.own[i] == null) {
-          throw new IOException("cannot read /proc/self/ns/" + NAMESPACES[i] + " (errno " + h.errno + ")");
+          throw new IOException("cannot read /proc/" + self + "/ns/" + NAMESPACES[i] + " (errno " + h.errno + ")");
+        }
+        h.init[i] = h.namespace("1", NAMESPACES[i]);
+        if (h.init[i] == null) {
+          h.init = null; // then only shmguard's own namespaces count
+          break;
         }
       }
       return h;
@@ -76,17 +92,32 @@ public final class HostRoot implements AutoCloseable {
         return "pid " + pid + " is a process that started after the connection was made";
       }
     }
+    long[][] theirs = new long[NAMESPACES.length][];
     for (int i = 0; i < NAMESPACES.length; i++) {
-      long[] theirs = namespace(Integer.toString(pid), NAMESPACES[i]);
-      if (theirs == null) {
+      theirs[i] = namespace(Integer.toString(pid), NAMESPACES[i]);
+      if (theirs[i] == null) {
         return "the namespaces of its process " + pid + " could not be read (errno " + errno + ")";
       }
-      if (!java.util.Arrays.equals(theirs, own[i])) {
-        return "it is root in another " + NAMED[i] + " namespace";
-      }
+    }
+    String differs = differs(theirs, own);
+    if (differs != null && init != null && differs(theirs, init) == null) {
+      differs = null;
+    }
+    if (differs != null) {
+      return differs;
     }
     if (!SocketPeer.unreaped(pidfd)) {
       return "its process " + pid + " ended before its namespaces were checked";
+    }
+    return null;
+  }
+
+  /** Null when {@code theirs} are all {@code ours}, else the first that differs, as a clause. */
+  private static String differs(long[][] theirs, long[][] ours) {
+    for (int i = 0; i < NAMESPACES.length; i++) {
+      if (!java.util.Arrays.equals(theirs[i], ours[i])) {
+        return "it is root in another " + NAMED[i] + " namespace";
+      }
     }
     return null;
   }

@@ -109,29 +109,6 @@ class NcclFootprintTest {
   }
 
   @Test
-  void proxyPoolSizesMatchTheStructMeasuredPerTag() {
-    // sizeof(struct ncclProxyOpsPool), g++ x86-64, each tag's own headers
-    assertThat(NcclFacts.proxyPoolBytes(NcclVersion.of(2, 12, 7))).isEqualTo(4_194_656);
-    assertThat(NcclFacts.proxyPoolBytes(NcclVersion.of(2, 19, 4))).isEqualTo(4_194_656);
-    assertThat(NcclFacts.proxyPoolBytes(NcclVersion.of(2, 20, 3))).isEqualTo(5_767_520);
-    assertThat(NcclFacts.proxyPoolBytes(NcclVersion.of(2, 22, 3))).isEqualTo(7_340_384);
-    assertThat(NcclFacts.proxyPoolBytes(NcclVersion.of(2, 23, 4))).isEqualTo(10_486_112);
-    assertThat(NcclFacts.proxyPoolBytes(NcclVersion.of(2, 25, 1))).isEqualTo(31_850_880);
-    assertThat(NcclFacts.proxyPoolBytes(NcclVersion.of(2, 27, 7))).isEqualTo(33_030_528);
-    assertThat(NcclFacts.proxyPoolBytes(NcclVersion.of(2, 28, 3))).isEqualTo(34_210_176);
-    // 232-byte ops x 2048 per peer x 72 local ranks, the free lists (8 + 288), mutex 40, condvar 48
-    assertThat(232L * 2048 * 72 + 8 + 72 * 4 + 40 + 48).isEqualTo(34_210_176);
-  }
-
-  @Test
-  void nvlsSegmentFollowsEachReleasesFormula() {
-    assertThat(NcclFacts.nvlsSegmentBytes(NcclVersion.of(2, 19, 4), 8)).isEqualTo((8 + 80 * 8) * 2);
-    assertThat(NcclFacts.nvlsSegmentBytes(NcclVersion.of(2, 28, 3), 8)).isEqualTo((128 + 2560) * 8 * 2);
-    assertThat(NcclFacts.nvlsSegmentBytes(NcclVersion.of(2, 30, 3), 4)).isEqualTo(3_328 * 4);
-    assertThat(NcclFacts.nvlsSegmentBytes(NcclVersion.of(2, 18, 6), 8)).isZero();
-  }
-
-  @Test
   void cuMemHostMemoryBeforeItExistedIsRefused() {
     assertThatThrownBy(() -> NcclJob.singleNode(4, V2_21).withCuMemHost(true))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2.23.4");

@@ -14,7 +14,7 @@ import org.shmguard.policy.ReapPolicy;
 import org.shmguard.testing.TmpfsMount;
 
 /** A listing keeps at most its limit, the oldest files a pattern allows, and counts everything else. */
-class SegmentListerBoundsTest {
+class SegmentListerTest {
   private static final ReapPolicy POLICY = new ReapPolicy(java.time.Duration.ofMinutes(2), List.of(Glob.of("nccl-*")),
       List.of(Glob.of("nccl-deny*")), true);
 

@@ -26,7 +26,7 @@ import org.shmguard.testing.TestConfig;
  * A metrics port that cannot listen, on real loopback sockets: an operational fault that is
  * alerted once and retried with backoff until it listens, never an error that stops the caller.
  */
-class MetricsPortRetryTest {
+class MetricsPortTest {
   private static final Duration PATIENCE = Duration.ofSeconds(60);
   private static final MetricsPort.Backoff QUICK = new MetricsPort.Backoff(Duration.ofMillis(50), Duration.ofMillis(200));
   private final RecordingSink sink = new RecordingSink();

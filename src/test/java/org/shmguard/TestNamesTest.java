@@ -1,0 +1,66 @@
+package org.shmguard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The test of a class is found by its path: every main class over {@value #LINES} lines has a test
+ * named after it in the same package ({@code host/Observer.java} → {@code host/ObserverTest.java}),
+ * except those in {@link #NOT_YET}, the short list of what is left. A new big class without its
+ * test fails here, and so does an entry of the list that is no longer needed.
+ */
+class TestNamesTest {
+  private static final Path MAIN = Path.of("src/main/java");
+  private static final Path TEST = Path.of("src/test/java");
+  private static final int LINES = 150;
+
+  /** Main classes over the limit that have no test named after them yet (path under org/shmguard). */
+  private static final Set<String> NOT_YET = Set.of(
+      // over the limit after the merges of 26 Nov (issues 21, 22, 25 and the peer check), not reached by then
+      "daemon/Service.java");
+
+  @Test
+  void everyBigClassHasATestNamedAfterIt() throws IOException {
+    List<String> missing = untested().stream().filter(c -> !NOT_YET.contains(c)).toList();
+    assertThat(missing).as("main classes over %d lines without a test of the same name beside them (%s): write"
+        + " the test, or rename the test that already tests the class", LINES, TEST).isEmpty();
+  }
+
+  @Test
+  void theListOfWhatIsLeftNamesOnlyWhatIsLeft() throws IOException {
+    Set<String> untested = untested();
+    List<String> stale = NOT_YET.stream().filter(c -> !untested.contains(c)).sorted().toList();
+    assertThat(stale).as("entries of TestNamesTest.NOT_YET that now have their test, are gone or are short:"
+        + " remove them").isEmpty();
+  }
+
+  /** Main classes (paths under org/shmguard) over the limit without src/test/java/.../NameTest.java. */
+  private static Set<String> untested() throws IOException {
+    Path root = MAIN.resolve("org/shmguard");
+    Set<String> found = new TreeSet<>();
+    try (Stream<Path> files = Files.walk(root)) {
+      for (Path f : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".java"))::iterator) {
+        String rel = root.relativize(f).toString();
+        Path test = TEST.resolve(MAIN.relativize(f).toString().replaceFirst("\\.java$", "Test.java"));
+        if (lines(f) > LINES && !Files.exists(test)) {
+          found.add(rel);
+        }
+      }
+    }
+    return found;
+  }
+
+  private static long lines(Path f) throws IOException {
+    try (Stream<String> l = Files.lines(f)) {
+      return l.count();
+    }
+  }
+}
