@@ -26,8 +26,8 @@ import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 
 /**
- * The exit path (ExitReaps), and the safety of it, on real processes and a real tmpfs: a file judged held by one process
- * that has since been SIGKILLed. It reaps the file with its evidence when nothing holds it, and
+ * The exit path (ExitReaps) and its safety, on real processes and a real tmpfs: a file judged held
+ * by one process that has since been SIGKILLed. It reaps the file with its evidence when nothing holds it, and
  * never when something took hold of it after the judgement, whatever the kind of hold: an fd, an
  * O_PATH fd, a mapping without an fd, an fd in another mount namespace, a bind mount in another
  * mount namespace, or a second holder still alive.
