@@ -118,6 +118,7 @@ public final class Daemon implements AutoCloseable {
           return info == null ? null : info.startTicks();
         }),
         poll, outputs, notifier, d.settle(), planner, passDeadline);
+    worker.exitPath(ExitReaps.on(paths));
     PathWalks.shared().onStallAndRecovery(
         path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " did not answer within "
             + PathWalks.DEADLINE.toMillis() + " ms (its filesystem, or one on the way to it, is not answering);"
@@ -140,8 +141,7 @@ public final class Daemon implements AutoCloseable {
     try {
       schedules = Schedules.start(worker, settings.interval(), settings.rediscover(), settings.summary());
       return this;
-    } catch (org.quartz.SchedulerException | RuntimeException | LinkageError e) {
-      // LinkageError: Quartz needs java.beans (the java.desktop module), which a trimmed runtime may lack
+    } catch (RuntimeException | LinkageError e) {
       worker.stop();
       throw new IOException("cannot start the schedules: " + e, e);
     }

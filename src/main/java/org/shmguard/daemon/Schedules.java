@@ -1,105 +1,82 @@
 package org.shmguard.daemon;
 
 import java.time.Duration;
-import java.util.Properties;
+import java.util.Date;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.quartz.CronScheduleBuilder;
-import org.quartz.Job;
-import org.quartz.JobBuilder;
-import org.quartz.JobExecutionContext;
-import org.quartz.JobExecutionException;
-import org.quartz.Scheduler;
-import org.quartz.SchedulerException;
-import org.quartz.SimpleScheduleBuilder;
-import org.quartz.Trigger;
-import org.quartz.TriggerBuilder;
-import org.quartz.impl.StdSchedulerFactory;
+import org.quartz.CronExpression;
 
 /**
- * The daemon's clock-driven triggers, run by Quartz: the full sweep, mount rediscovery and the
- * journal summary (a cron expression). A job only hands a request to the worker, which does all
- * the work on its own thread; so a slow pass delays the next request instead of running two
- * passes at once. Quartz's scheduler thread sleeps until the next trigger is due, and its jobs run
- * on a {@link QuietThreadPool}, so an idle daemon is not woken between triggers.
+ * The daemon's clock-driven triggers: the full sweep, mount rediscovery and the journal summary
+ * (a Quartz cron expression, of which only {@link CronExpression} is used: no Quartz scheduler,
+ * job store or {@code java.beans} is loaded). One daemon thread of the JDK's scheduled executor
+ * sleeps until the next trigger is due and only hands a request to the worker, which does all the
+ * work on its own thread; so a slow pass delays the next request instead of running two passes at
+ * once, and an idle daemon is not woken between triggers.
  */
 final class Schedules implements AutoCloseable {
   private static final AtomicInteger INSTANCES = new AtomicInteger();
-  private static final String WORKER = "worker";
-  private final Scheduler scheduler;
+  private final ScheduledThreadPoolExecutor timer;
 
-  private Schedules(Scheduler scheduler) {
-    this.scheduler = scheduler;
+  private Schedules(ScheduledThreadPoolExecutor timer) {
+    this.timer = timer;
   }
 
-  static Schedules start(Worker worker, Duration sweep, Duration rediscover, String summaryCron) throws SchedulerException {
-    Properties p = new Properties();
-    p.setProperty("org.quartz.scheduler.instanceName", "shmguard-" + INSTANCES.incrementAndGet());
-    p.setProperty("org.quartz.scheduler.skipUpdateCheck", "true");
-    p.setProperty("org.quartz.scheduler.makeSchedulerThreadDaemon", "true");
-    // Quartz's SimpleThreadPool polls every 500 ms while idle; this pool blocks until a job comes.
-    p.setProperty("org.quartz.threadPool.class", QuietThreadPool.class.getName());
-    p.setProperty("org.quartz.jobStore.class", "org.quartz.simpl.RAMJobStore");
-    p.setProperty("org.quartz.jobStore.misfireThreshold", "5000");
-    Scheduler s = new StdSchedulerFactory(p).getScheduler();
-    s.getContext().put(WORKER, worker);
-    every(s, "sweep", SweepJob.class, sweep);
-    every(s, "rediscover", RediscoverJob.class, rediscover);
+  /**
+   * Starts the triggers; {@code summaryCron} is a valid Quartz cron expression (the configuration
+   * checked it) or "" for no summary.
+   */
+  static Schedules start(Worker worker, Duration sweep, Duration rediscover, String summaryCron) {
+    String name = "shmguard-schedules-" + INSTANCES.incrementAndGet();
+    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, name);
+      t.setDaemon(true);
+      return t;
+    });
+    timer.setRemoveOnCancelPolicy(true);
+    timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    every(timer, sweep, () -> worker.request(Worker.Request.SWEEP));
+    every(timer, rediscover, () -> worker.request(Worker.Request.REDISCOVER));
     if (!summaryCron.isEmpty()) {
-      s.scheduleJob(JobBuilder.newJob(SummaryJob.class).withIdentity("summary").build(),
-          TriggerBuilder.newTrigger().withIdentity("summary")
-              .withSchedule(CronScheduleBuilder.cronSchedule(summaryCron).withMisfireHandlingInstructionDoNothing()).build());
+      CronExpression cron;
+      try {
+        cron = new CronExpression(summaryCron);
+      } catch (java.text.ParseException e) {
+        throw new IllegalArgumentException("daemon.summary: " + e.getMessage(), e);
+      }
+      new Cron(timer, cron, () -> worker.request(Worker.Request.SUMMARY)).next();
     }
-    s.start();
-    return new Schedules(s);
+    return new Schedules(timer);
   }
 
-  private static void every(Scheduler s, String name, Class<? extends Job> job, Duration period) throws SchedulerException {
-    Trigger t = TriggerBuilder.newTrigger().withIdentity(name)
-        .startAt(new java.util.Date(System.currentTimeMillis() + period.toMillis()))
-        .withSchedule(SimpleScheduleBuilder.simpleSchedule().withIntervalInMilliseconds(period.toMillis())
-            .repeatForever().withMisfireHandlingInstructionNextWithRemainingCount())
-        .build();
-    s.scheduleJob(JobBuilder.newJob(job).withIdentity(name).build(), t);
+  /** Fixed rate, first after one period; a request missed while the worker was busy merges with the next. */
+  private static void every(ScheduledThreadPoolExecutor timer, Duration period, Runnable request) {
+    long ms = period.toMillis();
+    timer.scheduleAtFixedRate(request, ms, ms, TimeUnit.MILLISECONDS);
+  }
+
+  /** The summary at each time the expression names: scheduled one at a time, from the clock each time. */
+  private record Cron(ScheduledThreadPoolExecutor timer, CronExpression cron, Runnable request) {
+    void next() {
+      Date at = cron.getNextValidTimeAfter(new Date());
+      if (at == null || timer.isShutdown()) {
+        return; // an expression with no further time (a year in the past): no more summaries
+      }
+      long delay = Math.max(0, at.getTime() - System.currentTimeMillis());
+      try {
+        timer.schedule(() -> {
+          request.run();
+          next();
+        }, delay, TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException stopping) {
+        // closed meanwhile: nothing left to schedule
+      }
+    }
   }
 
   @Override
   public void close() {
-    try {
-      scheduler.shutdown(false);
-    } catch (SchedulerException ignored) {
-      // shutting down: nothing left to schedule
-    }
-  }
-
-  private static Worker worker(JobExecutionContext ctx) throws JobExecutionException {
-    try {
-      return (Worker) ctx.getScheduler().getContext().get(WORKER);
-    } catch (SchedulerException e) {
-      throw new JobExecutionException(e);
-    }
-  }
-
-  /** The periodic full sweep: the safety net under the event path. */
-  public static final class SweepJob implements Job {
-    @Override
-    public void execute(JobExecutionContext ctx) throws JobExecutionException {
-      worker(ctx).request(Worker.Request.SWEEP);
-    }
-  }
-
-  /** Looks for mounts that appeared or went away. */
-  public static final class RediscoverJob implements Job {
-    @Override
-    public void execute(JobExecutionContext ctx) throws JobExecutionException {
-      worker(ctx).request(Worker.Request.REDISCOVER);
-    }
-  }
-
-  /** A summary of every mount to the journal. */
-  public static final class SummaryJob implements Job {
-    @Override
-    public void execute(JobExecutionContext ctx) throws JobExecutionException {
-      worker(ctx).request(Worker.Request.SUMMARY);
-    }
+    timer.shutdownNow();
   }
 }

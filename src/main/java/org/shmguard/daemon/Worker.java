@@ -75,6 +75,10 @@ final class Worker implements Runnable {
    */
   private final PassBudget budget = new PassBudget();
   private final PassThread passThread;
+  /** Reaps what a holder left as its pidfd fires, before the full pass its exit brings. */
+  private ExitReaps exitReaps = ExitReaps.NONE;
+  /** When the full pass that reports what the exit path reaped is due; -1 for none. */
+  private long exitReportAt = -1;
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
@@ -132,6 +136,11 @@ final class Worker implements Runnable {
       discovery.discover(auto, configured).mounts().forEach(m -> devs.add(m.dev()));
       return devs;
     };
+  }
+
+  /** The exit path (set before the worker runs). */
+  void exitPath(ExitReaps reaps) {
+    exitReaps = reaps;
   }
 
   /** Asks for work from another thread (the schedules, the socket); the worker does it on its own thread. */
@@ -280,6 +289,7 @@ final class Worker implements Runnable {
       LOG.error("shmguard stopping on an error; {}", doneSoFar());
     } finally {
       passThread.close();
+      exitReaps.logUnreported();
       failWaiters(new IllegalStateException("the daemon is stopping"));
       synchronized (requests) {
         if (reconfiguration != null) {
@@ -310,16 +320,30 @@ final class Worker implements Runnable {
     long now = System.nanoTime();
     if (ready.get(0)) {
       MountWatches.Drained d = mounts.drain();
-      if (d.events() > 0) {
+      if (d.events() > 0 && exitReportAt >= 0) {
+        rediscover = true; // the exit path's own unlinks, or more: the full pass it has due sees them all
+      } else if (d.events() > 0) {
         due(now);
       }
     }
+    int[] exited = new int[holders[0].length];
+    int exitedCount = 0;
     for (int i = 0; i < holders[0].length; i++) {
       if (ready.get(i + 1)) {
         int pid = holders[0][i];
+        exited[exitedCount++] = pid;
         exits.exited(pid);
         zombies.putIfAbsent(pid, now);
         LOG.debug("holder {} exited", pid);
+      }
+    }
+    if (exitedCount > 0) { // the exit path first; the full pass at once only if it left something
+      int[] pids = java.util.Arrays.copyOf(exited, exitedCount);
+      ExitReaps.Done done = exitReaps.mayRun(now) ? passThread.run(() -> exitReaps.reap(status.last(), engine.policy(),
+          pids, engine.dryRun()), () -> stopping, this::pingWatchdog) : null;
+      if (done != null && done.complete()) {
+        exitReportAt = exitReaps.reportAt(System.nanoTime());
+      } else {
         dueOnExit(now - settleNanos); // a death needs no settling: reap what it left at once
       }
     }
@@ -345,7 +369,8 @@ final class Worker implements Runnable {
     boolean settled = pendingSince >= 0 && now - pendingSince >= settleNanos && (requested || now >= eventsNotBefore);
     boolean retry = retryAt >= 0 && now >= retryAt;
     boolean graceOver = graceEndsAt >= 0 && now >= Math.max(graceEndsAt, eventsNotBefore);
-    if (settled || retry || graceOver) {
+    boolean exitReport = exitReportAt >= 0 && now >= exitReportAt;
+    if (settled || retry || graceOver || exitReport) {
       passSafely();
     }
     pingWatchdog();
@@ -407,6 +432,9 @@ final class Worker implements Runnable {
     if (retryAt >= 0) {
       wait = Math.min(wait, retryAt - now);
     }
+    if (exitReportAt >= 0) {
+      wait = Math.min(wait, exitReportAt - now);
+    }
     if (graceEndsAt >= 0) {
       wait = Math.min(wait, Math.max(graceEndsAt, eventsNotBefore) - now);
     }
@@ -431,6 +459,7 @@ final class Worker implements Runnable {
   private void passSafely() {
     pendingSince = -1;
     retryAt = -1;
+    exitReportAt = -1;
     graceEndsAt = -1;
     requested = false;
     try {
@@ -450,7 +479,9 @@ final class Worker implements Runnable {
     try {
       boolean sameMounts = !rediscover;
       // observe, judge, plan, the plan's reap at once after the judgement, its remounts: all on the pass thread
-      report = passThread.run(() -> engine.pass(false, sameMounts), () -> stopping, this::pingWatchdog);
+      // with what the exit path reaped since the last pass first among its outcomes
+      report = passThread.run(() -> engine.pass(false, sameMounts, exitReaps.takeReaped()), () -> stopping,
+          this::pingWatchdog);
       rediscover = false;
     } catch (RuntimeException e) {
       served.forEach(f -> f.completeExceptionally(e));

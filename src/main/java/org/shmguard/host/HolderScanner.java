@@ -46,6 +46,19 @@ public final class HolderScanner {
    * keeps of such fds is bounded by the files listed, not by how many fds users open.
    */
   public HolderPass scan(Collection<Dev> devs, long[] inodes) {
+    return scan(devs, inodes, false);
+  }
+
+  /**
+   * The same pass over fd tables only, every thread's as in {@link #scan}, and no process's maps:
+   * the confirming pass of a reap whose last check, the write lease, the kernel refuses while any
+   * mapping of the file exists. An {@code O_PATH} fd, which the lease does not see, is found here.
+   */
+  public HolderPass scanFdTables(Collection<Dev> devs, long[] inodes) {
+    return scan(devs, inodes, true);
+  }
+
+  private HolderPass scan(Collection<Dev> devs, long[] inodes, boolean fdTablesOnly) {
     long[] sortedInodes = inodes == null ? null : java.util.Arrays.stream(inodes).sorted().distinct().toArray();
     long[] wanted = encode(devs);
     HolderIndex.Builder index = HolderIndex.builder();
@@ -55,7 +68,8 @@ public final class HolderScanner {
     int vanished = 0;
     try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
       int[] pids = proc.pids();
-      ProcessReader reader = new ProcessReader(proc, paths, wanted, sortedInodes, index, mountIds(proc, wanted), pids);
+      ProcessReader reader = new ProcessReader(proc, paths, wanted, sortedInodes, index, mountIds(proc, wanted), pids,
+          fdTablesOnly);
       for (int pid : pids) {
         processes++;
         if (wanted.length == 0) {

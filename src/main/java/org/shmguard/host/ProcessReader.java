@@ -54,11 +54,22 @@ final class ProcessReader {
   private boolean kcmpMissing;
   /** Whether this pass has read the mountinfo of every mount namespace (see {@link #learnEveryNamespace}). */
   private boolean everyNamespaceRead;
+  /**
+   * Whether only fd tables are read (the exit path's confirming pass): mappings are left to the
+   * write lease, which every mapping of the file refuses.
+   */
+  private final boolean fdTablesOnly;
   private final int[][] fds = {new int[64]};
   private final int[] tables = new int[16];
 
   ProcessReader(ProcCalls proc, HostPaths paths, long[] wanted, long[] inodes, HolderIndex.Builder index,
       MountIds mounts, int[] pids) {
+    this(proc, paths, wanted, inodes, index, mounts, pids, false);
+  }
+
+  ProcessReader(ProcCalls proc, HostPaths paths, long[] wanted, long[] inodes, HolderIndex.Builder index,
+      MountIds mounts, int[] pids, boolean fdTablesOnly) {
+    this.fdTablesOnly = fdTablesOnly;
     this.proc = proc;
     this.pids = pids;
     this.inodes = inodes;
@@ -77,6 +88,9 @@ final class ProcessReader {
   Outcome read(int pid) throws AccessDeniedException {
     int threads = threads(pid);
     String leader = Integer.toString(pid);
+    if (fdTablesOnly) {
+      return readFdTablesOnly(pid, leader, threads);
+    }
     int mapsLength = readMaps(leader, pid);
     if (mapsLength < 0) {
       return Outcome.VANISHED;
@@ -105,6 +119,31 @@ final class ProcessReader {
       if (tids == null) {
         tids = tids(pid);
       }
+      for (int tid : tids == null ? new int[0] : tids) {
+        if (tid == pid || sharesTableWithOneRead(tid, tableCount)) {
+          continue;
+        }
+        if (readFdTable(pid, pid + "/task/" + tid) && tableCount < tables.length) {
+          tables[tableCount++] = tid;
+        }
+      }
+    }
+    return Outcome.LIVE;
+  }
+
+  /**
+   * Every distinct fd table of {@code pid}, and no address space. A zombie's table, and that of a
+   * group leader that has exited while its threads live, is empty; the threads' are read as in a
+   * full pass. The process counts as live (this pass answers only "which fd holds which file").
+   */
+  private Outcome readFdTablesOnly(int pid, String leader, int threads) throws AccessDeniedException {
+    if (!readFdTable(pid, leader)) {
+      return Outcome.VANISHED;
+    }
+    tables[0] = pid;
+    int tableCount = 1;
+    if (threads > 1) {
+      int[] tids = tids(pid);
       for (int tid : tids == null ? new int[0] : tids) {
         if (tid == pid || sharesTableWithOneRead(tid, tableCount)) {
           continue;

@@ -212,7 +212,7 @@ public final class Judge {
     return firstFew(each);
   }
 
-  private static String describeInfos(List<ProcessInfo> infos) {
+  static String describeInfos(List<ProcessInfo> infos) {
     return firstFew(infos.stream().map(ProcessInfo::describe).toList());
   }
 

@@ -19,6 +19,24 @@ public interface HolderConfirmer {
     return confirm(devs);
   }
 
+  /**
+   * {@code scanner}'s pass over fd tables only ({@link HolderScanner#scanFdTables}): for a reap
+   * whose write lease answers for every mapping, the exit path's.
+   */
+  static HolderConfirmer fdTables(HolderScanner scanner) {
+    return new HolderConfirmer() {
+      @Override
+      public HolderPass confirm(Collection<Dev> devs) {
+        return scanner.scanFdTables(devs, null);
+      }
+
+      @Override
+      public HolderPass confirm(Collection<Dev> devs, long[] inodes) {
+        return scanner.scanFdTables(devs, inodes);
+      }
+    };
+  }
+
   /** {@code scanner}'s pass, keeping of the fds on unlisted mounts only those with a candidate's inode number. */
   static HolderConfirmer of(HolderScanner scanner) {
     return new HolderConfirmer() {

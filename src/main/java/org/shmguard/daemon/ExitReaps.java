@@ -1,0 +1,187 @@
+package org.shmguard.daemon;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+import org.shmguard.host.HolderScanner;
+import org.shmguard.host.HostPaths;
+import org.shmguard.host.ProcessExits;
+import org.shmguard.model.HolderRef;
+import org.shmguard.model.ProcessInfo;
+import org.shmguard.policy.Action;
+import org.shmguard.policy.Assessment;
+import org.shmguard.policy.ExitVerdict;
+import org.shmguard.policy.Judgement;
+import org.shmguard.policy.ReapPolicy;
+import org.shmguard.remedy.HolderConfirmer;
+import org.shmguard.remedy.ReapOutcome;
+import org.shmguard.remedy.Reaper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The exit path: when holders' pidfds fire, reaps the files the last full pass saw them hold and
+ * that nothing else held then, without waiting for a full pass (listing, a /proc pass and the
+ * verdicts, then the Reaper's confirming pass): the verdict is {@link ExitVerdict}'s, and the
+ * Reaper carries it out with every check it makes for a full pass's reap, its confirming pass
+ * reading every fd table but no maps (each mapping of the file refuses the write lease, the last
+ * check). Its cost does not grow with the mounts' files, only with the processes' fd tables.
+ *
+ * <p>What it reaped is reported with the next full pass: its outcomes join that pass's
+ * ({@link #takeReaped}, given to {@code Engine.pass}), so the journal, the metrics and the status count them as any reap. Where it
+ * reaped everything the exited holders left, that pass waits until exits have been quiet for
+ * {@link #QUIET_NANOS} (at most {@link #MOST_DEFERRED_NANOS} after the first), so a crash of many
+ * ranks is reaped exit by exit instead of behind one full pass each; where it left something
+ * (skipped, or not decided on this path), the full pass runs at once and judges it again.
+ * Its own CPU time is bounded by the event passes' rule, a {@link PassBudget} of its own: once
+ * spent, an exit waits for its full pass as before.
+ */
+final class ExitReaps {
+  private static final Logger LOG = LoggerFactory.getLogger(ExitReaps.class);
+  /** No exit path: every exit waits for its full pass (a daemon started without host paths). */
+  static final ExitReaps NONE = new ExitReaps(null, null);
+
+  private final Reaper reaper;
+  private final ProcessExits exits;
+  /** How long exits must have been quiet before the full pass that reports what this path reaped. */
+  static final long QUIET_NANOS = 500_000_000L;
+  /** The longest that full pass waits after the first exit it reports. */
+  static final long MOST_DEFERRED_NANOS = 5_000_000_000L;
+
+  private final List<ReapOutcome> pending = new ArrayList<>();
+  private final PassBudget budget = new PassBudget();
+  private long firstDeferred = -1;
+
+  private ExitReaps(Reaper reaper, ProcessExits exits) {
+    this.reaper = reaper;
+    this.exits = exits;
+  }
+
+  static ExitReaps on(HostPaths paths) {
+    return new ExitReaps(new Reaper(HolderConfirmer.fdTables(new HolderScanner(paths)), paths), new ProcessExits(paths));
+  }
+
+  /** Whether the exit path may run now: it has one, and its budget is not spent. */
+  synchronized boolean mayRun(long now) {
+    return reaper != null && budget.nextAt(now) <= now;
+  }
+
+  /**
+   * Reaps what {@code exited}'s processes left, judged from {@code last} (the last full pass);
+   * nothing in a dry run (the full pass reports what it would reap). Runs on the pass thread.
+   *
+   * @return its outcomes, and whether it did all there was to do for these exits (every file they
+   *     held is reaped or still held by a live process), so the full pass may wait
+   */
+  synchronized Done reap(Judgement last, ReapPolicy policy, int[] exited, boolean dryRun) {
+    if (reaper == null || last == null || dryRun || exited.length == 0) {
+      return new Done(List.of(), false);
+    }
+    long started = System.nanoTime();
+    long cpuStarted = threadCpuNanos();
+    List<Assessment> candidates = new ArrayList<>();
+    boolean left = candidates(last, policy, exited, candidates);
+    List<ReapOutcome> outcomes = candidates.isEmpty() ? List.of() : reaper.carry(new Action.Reap(candidates, false));
+    for (ReapOutcome o : outcomes) {
+      if (o.result() == ReapOutcome.Result.SKIPPED) {
+        left = true;
+        LOG.debug("exit path: {} left to the full pass: {}", o.candidate().segment().displayName(), o.detail());
+      } else {
+        pending.add(o);
+      }
+    }
+    long end = System.nanoTime();
+    // CPU time, not wall time: on a loaded host the wall time is mostly waiting for a CPU, which
+    // costs the host nothing, and would spend the budget in the middle of a crash of many ranks.
+    budget.spent(cpuStarted < 0 ? end - started : threadCpuNanos() - cpuStarted, end);
+    LOG.debug("exit path: {} candidates, {} reaped in {} us", candidates.size(),
+        outcomes.stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count(), (end - started) / 1000);
+    return new Done(outcomes, !left);
+  }
+
+  /** What one run of the exit path did; {@code complete}: nothing left for the full pass to decide at once. */
+  record Done(List<ReapOutcome> outcomes, boolean complete) {}
+
+  /** This thread's CPU time in nanoseconds, or -1 where the JVM cannot say. */
+  private static long threadCpuNanos() {
+    try {
+      var threads = java.lang.management.ManagementFactory.getThreadMXBean();
+      return threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
+    } catch (LinkageError noManagement) { // a trimmed runtime without java.management: wall time
+      return -1;
+    }
+  }
+
+  /** When the full pass that reports this path's reaps is due, given an exit handled at {@code now}. */
+  synchronized long reportAt(long now) {
+    if (firstDeferred < 0) {
+      firstDeferred = now;
+    }
+    return Math.min(firstDeferred + MOST_DEFERRED_NANOS, now + QUIET_NANOS);
+  }
+
+  /**
+   * Adds to {@code found} the files whose every holder in {@code last} has gone, among those
+   * {@code exited} held; true if some file all of whose holders have gone is not decided here.
+   */
+  private boolean candidates(Judgement last, ReapPolicy policy, int[] exited, List<Assessment> found) {
+    Map<Integer, Boolean> gone = new HashMap<>();
+    Predicate<ProcessInfo> isGone = p -> gone.computeIfAbsent(p.pid(), pid -> exits.gone(p));
+    boolean undecided = false;
+    for (Assessment a : last.segments()) {
+      if (!heldByOneOf(a, exited)) {
+        continue;
+      }
+      Assessment leaked = ExitVerdict.leaked(a, last, isGone, policy);
+      if (leaked != null) {
+        found.add(leaked);
+      } else if (allGone(a, last, isGone)) {
+        undecided = true; // a family, a blocker, a name rule: the full pass decides it
+      }
+    }
+    return undecided;
+  }
+
+  private static boolean allGone(Assessment a, Judgement last, Predicate<ProcessInfo> gone) {
+    for (HolderRef h : a.holders()) {
+      ProcessInfo p = last.snapshot().processes().get(h.pid());
+      if (p == null || !gone.test(p)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean heldByOneOf(Assessment a, int[] pids) {
+    for (HolderRef h : a.holders()) {
+      for (int pid : pids) {
+        if (h.pid() == pid) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * At a stop before the pass that would have reported them: each reap this path made, with its
+   * evidence, in the log, so that no unlink goes unexplained.
+   */
+  synchronized void logUnreported() {
+    for (ReapOutcome o : pending) {
+      LOG.info("reaped on a holder's exit, not yet reported when the daemon stopped: {} ({}): {}",
+          o.candidate().segment().displayName(), o.result().label(), o.candidate().reason());
+    }
+    pending.clear();
+  }
+
+  /** What this path reaped since the last pass, for that pass to report first; forgotten here. Runs on the pass thread. */
+  synchronized List<ReapOutcome> takeReaped() {
+    firstDeferred = -1;
+    List<ReapOutcome> all = List.copyOf(pending);
+    pending.clear();
+    return all;
+  }
+}

@@ -1,0 +1,76 @@
+package org.shmguard.policy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+import org.shmguard.model.HolderRef;
+import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.Snapshot;
+import org.shmguard.policy.family.FamilySettings;
+import org.shmguard.policy.family.SegmentFamily;
+
+/**
+ * The exit path's verdict: a file the last full pass judged {@link Verdict#HELD}, every holder of
+ * which (by pid and start time) has gone since, is {@link Verdict#LEAKED} by the Judge's own rule
+ * "every process that held it has exited", without a new listing or judging pass. It applies only
+ * where nothing else the Judge weighs could come out otherwise: a complete pass, a mount shmguard
+ * acts in, a name the patterns allow and the deny list does not, one link, not a hidden name of a
+ * reap, a family (if any) whose leaks are its holders' exits and whose names give no creator pid,
+ * not a failed creation. Everything else waits for the full pass that follows every exit. The
+ * reap that follows keeps every check of the Reaper: the file's identity by name, a confirming
+ * read of every fd table, the write lease, the mount check.
+ *
+ * <pre>{@code
+ * Assessment leaked = ExitVerdict.leaked(held, judgement, gone, policy); // null: not on this path
+ * }</pre>
+ */
+public final class ExitVerdict {
+  /** Said after the Judge's reason, so the journal tells this path's evidence from a full pass's. */
+  static final String EVIDENCE = "each exit seen on its pidfd and proven by pid and start time; the fd tables read again"
+      + " and the mappings left to the write lease";
+
+  private ExitVerdict() {}
+
+  /**
+   * The leaked verdict for {@code held}, or null when this path does not decide it.
+   *
+   * @param judged the judgement {@code held} is part of: nothing is decided here when its plan had
+   *     a blocker (an incomplete pass, not the host's PID namespace)
+   * @param gone whether the process (pid and start time) the snapshot saw has gone now: exited
+   *     and reaped, a zombie without threads, or its pid now another process's
+   */
+  public static Assessment leaked(Assessment held, Judgement judged, Predicate<ProcessInfo> gone, ReapPolicy policy) {
+    var s = held.segment();
+    String name = s.nameText();
+    Snapshot snap = judged.snapshot();
+    if (!judged.plan().blockers().isEmpty() || !snap.complete()
+        || (policy.requireHostPidNamespace() && !snap.hostPidNamespace())) {
+      return null;
+    }
+    if (held.verdict() != Verdict.HELD || held.holders().isEmpty() || held.mount() == null
+        || !held.mount().mayAct() || s.hasOtherLinks() || ReapPolicy.STRANDED.matches(name)
+        || ReapPolicy.STRANDED_NAMED.matches(name) || policy.denying(name) != null) {
+      return null;
+    }
+    SegmentFamily family = policy.families().familyOf(name);
+    FamilySettings settings = policy.families().settings(family);
+    boolean mayReap = policy.allowing(name) != null || (settings != null && settings.reap());
+    if (!mayReap || (family != null && (!family.holdersExitedMeansLeaked() || family.creatorPid(name).isPresent()
+        || family.failedCreation(s.sizeBytes())))) {
+      return null;
+    }
+    List<ProcessInfo> last = new ArrayList<>();
+    for (HolderRef h : held.holders()) {
+      ProcessInfo info = snap.processes().get(h.pid());
+      if (info == null || info.startTicks() < 0 || !gone.test(info)) {
+        return null;
+      }
+      if (last.stream().noneMatch(p -> p.pid() == info.pid())) {
+        last.add(info);
+      }
+    }
+    String reason = "unheld; every process that held it has exited (" + Judge.describeInfos(last) + "); " + EVIDENCE;
+    return new Assessment(s, held.mount(), Verdict.LEAKED, reason, held.kind(), List.of(), held.age(), last,
+        held.family(), held.grace(), true);
+  }
+}

@@ -1,0 +1,110 @@
+package org.shmguard.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.Test;
+import org.shmguard.model.Access;
+import org.shmguard.model.Dev;
+import org.shmguard.model.HolderIndex;
+import org.shmguard.model.HolderRef;
+import org.shmguard.model.MountOrigin;
+import org.shmguard.model.ProcessInfo;
+import org.shmguard.model.Segment;
+import org.shmguard.model.ShmMount;
+import org.shmguard.model.Snapshot;
+import org.shmguard.text.Glob;
+
+/** The exit path's verdict without a kernel: a held file whose every holder has gone, and what keeps it off that path. */
+class ExitVerdictTest {
+  private static final Dev DEV = Dev.of(0, 25);
+  private static final Instant NOW = Instant.parse("2026-11-21T10:00:00Z");
+  private static final ReapPolicy POLICY = new ReapPolicy(Duration.ofMinutes(2),
+      List.of(Glob.of("nccl-*")), List.of(Glob.of("cuda.shm.*")), true);
+  private static final ShmMount MOUNT = new ShmMount(DEV, "/dev/shm", "/dev/shm", MountOrigin.HOST, "rw", null, List.of(), null,
+      new ShmMount.Usage(64 << 20, 10 << 20, 54 << 20, 1000, 990));
+
+  private final List<Segment> segments = new ArrayList<>();
+  private final HolderIndex.Builder holders = HolderIndex.builder();
+  private final BitSet live = new BitSet();
+  private final Map<Integer, ProcessInfo> infos = new HashMap<>();
+  private boolean hostPid = true;
+
+  private Segment segment(String name, int nlink) {
+    long t = NOW.minusSeconds(5).getEpochSecond() * 1_000_000_000L;
+    Segment s = new Segment(DEV, name.getBytes(StandardCharsets.UTF_8), segments.size() + 10, 4096, 4096, 0100600, 1000,
+        nlink, t, t);
+    segments.add(s);
+    return s;
+  }
+
+  private void hold(Segment s, int pid) {
+    holders.add(s.key(), new HolderRef(pid, Access.FD, "/dev/shm/" + s.displayName(), false, s.sizeBytes()));
+    live.set(pid);
+    infos.put(pid, new ProcessInfo(pid, "python3", 1000, "alice", null, 4242 + pid));
+  }
+
+  private Assessment onExit(Segment s, Set<Integer> gonePids) {
+    Snapshot snap = new Snapshot(NOW, List.of(MOUNT), segments, holders.build(), live, infos, List.of(), List.of(), hostPid,
+        live.cardinality());
+    Judgement j = Judge.judge(snap, HolderHistory.empty(), POLICY);
+    Assessment held = j.segments().stream().filter(a -> a.segment().equals(s)).findFirst().orElseThrow();
+    Predicate<ProcessInfo> gone = p -> gonePids.contains(p.pid());
+    return ExitVerdict.leaked(held, j, gone, POLICY);
+  }
+
+  @Test
+  void aFileWhoseEveryHolderHasGoneIsLeakedWithTheExitPathsEvidence() {
+    Segment s = segment("nccl-A", 1);
+    hold(s, 7);
+    hold(s, 8);
+
+    Assessment a = onExit(s, Set.of(7, 8));
+
+    assertThat(a.verdict()).isEqualTo(Verdict.LEAKED);
+    assertThat(a.holders()).isEmpty();
+    assertThat(a.lastHolders()).extracting(ProcessInfo::pid).containsExactly(7, 8);
+    assertThat(a.reason()).startsWith("unheld; every process that held it has exited (").contains(ExitVerdict.EVIDENCE);
+  }
+
+  @Test
+  void aFileOneOfWhoseHoldersLivesIsNotDecidedHere() {
+    Segment s = segment("nccl-B", 1);
+    hold(s, 7);
+    hold(s, 8);
+
+    assertThat(onExit(s, Set.of(7))).isNull();
+  }
+
+  @Test
+  void deniedUnmatchedAndHardLinkedFilesAreNotDecidedHere() {
+    Segment denied = segment("cuda.shm.1", 1);
+    Segment other = segment("torch_123", 1);
+    Segment linked = segment("nccl-L", 2);
+    hold(denied, 7);
+    hold(other, 7);
+    hold(linked, 7);
+
+    assertThat(onExit(denied, Set.of(7))).isNull();
+    assertThat(onExit(other, Set.of(7))).isNull();
+    assertThat(onExit(linked, Set.of(7))).isNull();
+  }
+
+  @Test
+  void nothingIsDecidedOutsideTheHostsPidNamespaceWhenThePolicyAsksForIt() {
+    Segment s = segment("nccl-C", 1);
+    hold(s, 7);
+    hostPid = false;
+
+    assertThat(onExit(s, Set.of(7))).isNull();
+  }
+}
