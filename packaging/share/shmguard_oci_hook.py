@@ -23,9 +23,14 @@
 
 import os
 import sys
-import time
 
 import _socket as socket
+
+# The client beside this script (both in /usr/share/shmguard, root's): -I leaves the script's own
+# directory off sys.path, so it is put back here, and only it. No bytecode is written beside it.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import shmguard_client as client  # noqa: E402
 
 DEFAULT_SOCKET = "/run/shmguard/advice.sock"
 JOURNAL_SOCKET = "/run/systemd/journal/socket"
@@ -138,38 +143,13 @@ def rootfs_of(spec, bundle):
 
 
 def ask(path, request, timeout):
-    """The daemon's reply status line and body. Raises OSError when it does not answer in time."""
-    deadline = time.monotonic() + timeout
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    """The daemon's reply status line and body. Raises OSError when it does not answer in time.
+    The socket's protocol is the client's (shmguard_client.ask): one encoder and reader of it."""
     try:
-        s.settimeout(timeout)
-        while True:
-            try:
-                s.connect(path)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise socket.timeout("no room in the daemon's queue within %g s" % timeout)
-                time.sleep(0.005)
-        s.sendall(request.encode("ascii") + b"\n")
-        s.shutdown(socket.SHUT_WR)
-        reply = bytearray()
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise socket.timeout("no complete reply within %g s" % timeout)
-            s.settimeout(left)
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            reply += chunk
-            if len(reply) > MAX_REPLY_BYTES:
-                break
-    finally:
-        s.close()
-    text = bytes(reply).decode("utf-8", "replace")
-    status, _, body = text.partition("\n")
-    return status, body.strip()
+        body = client.ask(path, request, timeout, MAX_REPLY_BYTES)
+    except client.Refused as e:
+        return "ERR v1 %s %s" % (e.code, e), ""
+    return "OK v1", body.decode("utf-8", "replace").strip()
 
 
 def journal(message, priority, fields):
