@@ -1,7 +1,6 @@
 package org.shmguard.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -29,7 +28,7 @@ import org.shmguard.testing.TestConfig;
  * its ADVISE. The sandbox's own root is still served.
  */
 class ContainerRootPeerTest {
-  private static final Path ROOT = Path.of("/var/cache/shmguard/bookworm-python-root");
+  private static final Path ROOT = org.shmguard.testing.PythonRoot.PATH;
   private static final long MIB = 1L << 20;
   /** systemd/shmguard.service's CapabilityBoundingSet. */
   private static final String UNIT_CAPS = "+sys_ptrace,+dac_read_search,+dac_override,+fowner,+lease,+sys_admin";
@@ -47,7 +46,7 @@ class ContainerRootPeerTest {
   @BeforeEach
   void setUp() throws Exception {
     Sandbox.require();
-    assumeTrue(Files.isExecutable(ROOT.resolve("usr/bin/python3")), ROOT + " is made by JobImageLaunchTest");
+    org.shmguard.testing.PythonRoot.prepare();
     work = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "peer-");
     name = "peer-" + work.getFileName().toString().substring("peer-".length());
     sockDir = Files.createDirectories(work.resolve("run-shmguard"));

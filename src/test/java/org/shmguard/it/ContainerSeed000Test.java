@@ -1,7 +1,6 @@
 package org.shmguard.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
@@ -38,8 +37,8 @@ import org.shmguard.testing.TestConfig;
  * transport (src/test/resources/seed000/nccl_ranks.py): 73.6 MiB of segments that 64 MiB cannot hold.
  */
 class ContainerSeed000Test {
-  private static final Path ROOT = Path.of("/var/cache/shmguard/bookworm-python-root");
-  private static final Path JRE_ROOT = Path.of("/var/cache/shmguard/bookworm-jre-root");
+  private static final Path ROOT = org.shmguard.testing.PythonRoot.PATH;
+  private static final Path JRE_ROOT = org.shmguard.testing.JreRoot.PATH;
   private static final long MIB = 1L << 20;
   /** remount.targetSize; remount.maxSize is 192M. */
   private static final long CAP = 160 * MIB;
@@ -59,7 +58,7 @@ class ContainerSeed000Test {
   @BeforeEach
   void setUp() throws Exception {
     Sandbox.require();
-    assumeTrue(Files.isExecutable(ROOT.resolve("usr/bin/python3")), ROOT + " is made by JobImageLaunchTest");
+    org.shmguard.testing.PythonRoot.prepare();
     work = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "seed000-");
     name = "seed000-" + work.getFileName().toString().substring("seed000-".length());
   }
@@ -194,7 +193,7 @@ class ContainerSeed000Test {
    */
   @Test
   void theDoctorRunInsideTheContainerTellsItToBeRecreatedWithALargerShmSize() throws Exception {
-    assumeTrue(Files.isExecutable(JRE_ROOT.resolve("usr/bin/java")), JRE_ROOT + " is made by ContainerImageTest");
+    org.shmguard.testing.JreRoot.prepare();
     podman = Podman.onRoot(JRE_ROOT);
     List<String> options = new ArrayList<>(List.of("--name", name, "--shm-size=64m"));
     for (String dir : List.of(System.getProperty("user.dir") + "/target", System.getProperty("user.home") + "/.m2")) {
