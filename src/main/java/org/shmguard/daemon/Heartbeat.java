@@ -2,6 +2,7 @@ package org.shmguard.daemon;
 
 import java.io.IOException;
 import java.util.function.Function;
+import org.shmguard.host.PathWalks;
 import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.FsUsage;
 import org.shmguard.nativ.Linux;
@@ -27,11 +28,15 @@ final class Heartbeat {
     this.statvfs = statvfs;
   }
 
-  /** The real statvfs(3); a mount that cannot be measured reads as null. */
+  /**
+   * The real statvfs(3), through {@link PathWalks} as a pass's (a path through another namespace's
+   * root may stall in the kernel: the heartbeat then waits at most its deadline); a mount that
+   * cannot be measured reads as null.
+   */
   static Heartbeat system() {
     return new Heartbeat(path -> {
       try {
-        return Linux.get().statvfs(path);
+        return PathWalks.shared().run(path, () -> Linux.get().statvfs(path));
       } catch (IOException e) {
         return null;
       }
