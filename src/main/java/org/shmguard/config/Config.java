@@ -63,12 +63,15 @@ public record Config(String source, List<String> mounts, Reap reap, Daemon daemo
    * The daemon's schedules and limits.
    *
    * @param interval the full sweep, the safety net under the event path
+   * @param heartbeat how often each measured mount's statvfs is compared with the last full pass's
+   *     (a change beyond a small threshold brings a full pass at once); no heartbeat when it is
+   *     not shorter than {@code interval}
    * @param rediscover how often mounts are looked for (containers starting and stopping)
    * @param settle how long to let a burst of events gather before one pass handles them all
    * @param watchHolders at most this many holder processes watched for their exit (pidfds)
    * @param summary a Quartz cron expression for the journal summary, "" for none
    */
-  public record Daemon(Duration interval, Duration rediscover, Duration settle, int watchHolders, String summary) {}
+  public record Daemon(Duration interval, Duration heartbeat, Duration rediscover, Duration settle, int watchHolders, String summary) {}
 
   /** Capacity alerts: used percentages per mount, and how many holders of hidden bytes to name. */
   public record Capacity(int warn, int critical, int hysteresis, int topHolders) {

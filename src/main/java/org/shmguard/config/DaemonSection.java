@@ -8,6 +8,7 @@ final class DaemonSection extends ConfigSection<Config.Daemon> {
   DaemonSection() {
     super("daemon");
     key("interval", Types.duration(Duration.ofMillis(100), Duration.ofDays(1)));
+    key("heartbeat", Types.duration(Duration.ofMillis(100), Duration.ofDays(1)));
     key("rediscover", Types.duration(Duration.ofMillis(100), Duration.ofHours(1)));
     key("settle", Types.duration(Duration.ZERO, Duration.ofSeconds(10)));
     key("watchHolders", Types.integer(0, 65_536));
@@ -16,7 +17,7 @@ final class DaemonSection extends ConfigSection<Config.Daemon> {
 
   @Override
   Config.Daemon read(Values v) {
-    return new Config.Daemon(v.get("interval"), v.get("rediscover"), v.get("settle"), v.get("watchHolders"), v.get("summary"));
+    return new Config.Daemon(v.get("interval"), v.get("heartbeat"), v.get("rediscover"), v.get("settle"), v.get("watchHolders"), v.get("summary"));
   }
 
   /** Events must not wait longer than the full sweep. */

@@ -94,8 +94,10 @@ public final class Daemon implements AutoCloseable {
       LOG.warn("shmguard starting in a dry run: it reports what it would reap and remount, and changes nothing");
     }
     AlertSink sink = outputs.sink();
-    LOG.info("shmguard starting with {}: sweep every {}, rediscovery every {}, grace {}, patterns {}, deny {}{}; {}",
-        config.source(), Durations.human(d.interval()), Durations.human(d.rediscover()),
+    LOG.info("shmguard starting with {}: sweep every {}, {}, rediscovery every {}, grace {}, patterns {}, deny {}{}; {}",
+        config.source(), Durations.human(d.interval()),
+        d.heartbeat().compareTo(d.interval()) < 0 ? "heartbeat every " + Durations.human(d.heartbeat()) : "no heartbeat",
+        Durations.human(d.rediscover()),
         Durations.human(config.reap().grace()), config.reap().patterns(), config.reap().deny(),
         config.reap().dryRun() ? ", dry run" : "", sink.describe());
     Config.Capacity c = config.capacity();
@@ -139,7 +141,7 @@ public final class Daemon implements AutoCloseable {
     }, "shmguard-worker");
     thread.start();
     try {
-      schedules = Schedules.start(worker, settings.interval(), settings.rediscover(), settings.summary());
+      schedules = Schedules.start(worker, settings.interval(), settings.heartbeat(), settings.rediscover(), settings.summary());
       return this;
     } catch (RuntimeException | LinkageError e) {
       worker.stop();
@@ -202,6 +204,11 @@ public final class Daemon implements AutoCloseable {
   /** What the daemon has done so far. */
   public DaemonStatus status() {
     return worker.status();
+  }
+
+  /** How many heartbeats ran since start (each a statvfs per mount, not a pass). */
+  public long heartbeats() {
+    return worker.heartbeats();
   }
 
   /** True when the worker stopped on an error, not on request: the service should exit non-zero. */

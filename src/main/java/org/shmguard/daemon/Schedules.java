@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.quartz.CronExpression;
 
 /**
- * The daemon's clock-driven triggers: the full sweep, mount rediscovery and the journal summary
+ * The daemon's clock-driven triggers: the full sweep, the heartbeat between sweeps, mount
+ * rediscovery and the journal summary
  * (a Quartz cron expression, of which only {@link CronExpression} is used: no Quartz scheduler,
  * job store or {@code java.beans} is loaded). One daemon thread of the JDK's scheduled executor
  * sleeps until the next trigger is due and only hands a request to the worker, which does all the
@@ -25,9 +26,10 @@ final class Schedules implements AutoCloseable {
 
   /**
    * Starts the triggers; {@code summaryCron} is a valid Quartz cron expression (the configuration
-   * checked it) or "" for no summary.
+   * checked it) or "" for no summary. A {@code heartbeat} not shorter than {@code sweep} is not
+   * scheduled: every sweep is a full pass anyway.
    */
-  static Schedules start(Worker worker, Duration sweep, Duration rediscover, String summaryCron) {
+  static Schedules start(Worker worker, Duration sweep, Duration heartbeat, Duration rediscover, String summaryCron) {
     String name = "shmguard-schedules-" + INSTANCES.incrementAndGet();
     ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, name);
@@ -37,6 +39,9 @@ final class Schedules implements AutoCloseable {
     timer.setRemoveOnCancelPolicy(true);
     timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     every(timer, sweep, () -> worker.request(Worker.Request.SWEEP));
+    if (heartbeat.compareTo(sweep) < 0) {
+      every(timer, heartbeat, () -> worker.request(Worker.Request.HEARTBEAT));
+    }
     every(timer, rediscover, () -> worker.request(Worker.Request.REDISCOVER));
     if (!summaryCron.isEmpty()) {
       CronExpression cron;

@@ -55,7 +55,7 @@ final class Worker implements Runnable {
   /** The soonest a pass runs again for a segment leaving its grace: a bound on passes, whatever the clocks say. */
   private static final long GRACE_MIN_WAIT_NANOS = Duration.ofMillis(50).toNanos();
 
-  enum Request { SWEEP, REDISCOVER, SUMMARY, RECONFIGURE }
+  enum Request { SWEEP, HEARTBEAT, REDISCOVER, SUMMARY, RECONFIGURE }
 
   private final Engine engine;
   private Rediscovery rediscovery;
@@ -75,6 +75,9 @@ final class Worker implements Runnable {
    */
   private final PassBudget budget = new PassBudget();
   private final PassThread passThread;
+  /** Between sweeps: a statvfs per mount that only says whether a full pass is due now. */
+  private final Heartbeat heartbeat = Heartbeat.system();
+  private final java.util.concurrent.atomic.AtomicLong heartbeats = new java.util.concurrent.atomic.AtomicLong();
   /** Reaps what a holder left as its pidfd fires, before the full pass its exit brings. */
   private ExitReaps exitReaps = ExitReaps.NONE;
   /** When the full pass that reports what the exit path reaped is due; -1 for none. */
@@ -353,6 +356,7 @@ final class Worker implements Runnable {
           due(now - settleNanos);
           requested = true;
         }
+        case HEARTBEAT -> heartbeat(now);
         case REDISCOVER -> {
           // discovery reads every namespace's mounts: off this thread, as a pass is
           Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping, this::pingWatchdog);
@@ -374,6 +378,31 @@ final class Worker implements Runnable {
       passSafely();
     }
     pingWatchdog();
+  }
+
+  /**
+   * The heartbeat: a statvfs of each mount the last full pass measured, on the pass thread (a path
+   * walk, as a pass's, that the kernel may hold), after any pass running there. A change beyond
+   * its thresholds makes a full pass due as an event does (settled, and spaced by the pass budget
+   * if passes run back to back); it never reaps, and it is not a pass: the status, the probes and
+   * CHECK still count full passes only.
+   */
+  private void heartbeat(long now) {
+    Judgement last = status.last();
+    String why = passThread.run(() -> {
+      String w = heartbeat.changeSince(last);
+      return w == null ? "" : w;
+    }, () -> stopping, this::pingWatchdog);
+    heartbeats.incrementAndGet();
+    if (why != null && !why.isEmpty()) {
+      LOG.debug("heartbeat: {} since the last full pass; a full pass now", why);
+      due(now);
+    }
+  }
+
+  /** How many heartbeats ran since start. */
+  long heartbeats() {
+    return heartbeats.get();
   }
 
   /** Swaps a reload's settings in on the pass thread (after any pass running there), then asks for a full pass. */

@@ -58,7 +58,8 @@ class ConfigLoaderTest {
     assertThat(c.reap().grace()).isEqualTo(Duration.ofSeconds(1));
     assertThat(c.reap().patterns()).containsExactly(Glob.of("nccl-*"));
     assertThat(c.mounts()).containsExactly("auto");
-    assertThat(c.daemon().interval()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(c.daemon().interval()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(c.daemon().heartbeat()).isEqualTo(Duration.ofSeconds(10));
   }
 
   @Test
@@ -88,6 +89,8 @@ class ConfigLoaderTest {
       duration without unit    | reap:\\n  grace: 120                | 2 | reap.grace | "120" is not a duration; allowed: a duration from 0ms to 30d
       duration in words        | reap:\\n  grace: two minutes        | 2 | reap.grace | is not a duration
       duration out of range    | daemon:\\n  interval: 10ms          | 2 | daemon.interval | 10ms is out of range; allowed: a duration from 100ms to 1d
+      heartbeat out of range   | daemon:\\n  heartbeat: 50ms         | 2 | daemon.heartbeat | 50ms is out of range; allowed: a duration from 100ms to 1d
+      heartbeat without unit   | daemon:\\n  heartbeat: 10           | 2 | daemon.heartbeat | "10" is not a duration; allowed: a duration from 100ms to 1d
       examine limit of zero    | reap:\\n  examineLimit: 0           | 2 | reap.examineLimit | 0 is out of range
       limit above the total    | reap:\\n  examineLimit: 30000       | 2 | reap.examineLimit | reap.examineLimit (30000) is more than reap.examineTotal (10000), the most files a pass keeps over all mounts; allowed: reap.examineLimit at most reap.examineTotal
       report limit negative    | namespaces:\\n  reportLimit: -1     | 2 | namespaces.reportLimit | -1 is out of range
