@@ -2,6 +2,7 @@ package org.shmguard.daemon;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.AlertSink;
@@ -16,6 +17,7 @@ import org.shmguard.host.MountChanges;
 import org.shmguard.host.MountDiscovery;
 import org.shmguard.host.PathWalks;
 import org.shmguard.host.ProcessDetails;
+import org.shmguard.model.Dev;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.nativ.Inotify;
 import org.shmguard.nativ.Poll;
@@ -163,8 +165,19 @@ public final class Daemon implements AutoCloseable {
   /** A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap. */
   private static Worker.Rediscovery rediscovery(Config config, HostPaths paths) {
     // A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap.
-    return new MountChanges(paths, new MountDiscovery(paths, config.namespaces().actInUserNamespaces(),
-        config.namespaces().reportLimit(), config.runtimes()), config.autoDiscover(), config.mountPaths())::devices;
+    MountChanges changes = new MountChanges(paths, new MountDiscovery(paths, config.namespaces().actInUserNamespaces(),
+        config.namespaces().reportLimit(), config.runtimes()), config.autoDiscover(), config.mountPaths());
+    return new Worker.Rediscovery() {
+      @Override
+      public Set<Dev> mounts() {
+        return changes.devices();
+      }
+
+      @Override
+      public boolean containerEnded() {
+        return changes.containerEnded();
+      }
+    };
   }
 
   /**

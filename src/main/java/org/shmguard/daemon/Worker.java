@@ -112,6 +112,11 @@ final class Worker implements Runnable {
   /** Looks for the current set of mounts without a full pass. */
   interface Rediscovery {
     Set<Dev> mounts();
+
+    /** True, once, when a container ended on a mount that is still there (see MountChanges.containerEnded). */
+    default boolean containerEnded() {
+      return false;
+    }
   }
 
   /**
@@ -361,6 +366,12 @@ final class Worker implements Runnable {
           // discovery reads every namespace's mounts: off this thread, as a pass is
           Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping, this::pingWatchdog);
           if (found != null && !found.equals(knownMounts)) {
+            due(now - settleNanos);
+            requested = true;
+          } else if (found != null && rediscovery.containerEnded()) {
+            // a pod's volume whose container ended: a full pass, with its mounts found afresh, judges
+            // whether every writer of it has exited (WritersGone) before the next sweep
+            rediscover = true;
             due(now - settleNanos);
             requested = true;
           }

@@ -5,8 +5,11 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -41,6 +44,10 @@ public final class MountChanges {
   private byte[] digestOfLast;
   private Set<Dev> lastFound;
   private int fullDiscoveries;
+  /** Each mount the last full discovery found through processes of a namespace (a container's): the pids it listed. */
+  private Map<Dev, List<Integer>> lastListed = Map.of();
+  /** Set when a mount still there lost every process listed on it; cleared by {@link #containerEnded}. */
+  private boolean containerEnded;
 
   public MountChanges(HostPaths paths, MountDiscovery discovery, boolean auto, List<String> configured) {
     this.paths = paths;
@@ -60,11 +67,36 @@ public final class MountChanges {
       return lastFound;
     }
     Set<Dev> devs = new HashSet<>();
-    discovery.discover(auto, configured).mounts().forEach(m -> devs.add(m.dev()));
+    Map<Dev, List<Integer>> listed = new HashMap<>();
+    discovery.discover(auto, configured).mounts().forEach(m -> {
+      devs.add(m.dev());
+      if (!m.pids().isEmpty()) {
+        listed.put(m.dev(), m.pids());
+      }
+    });
+    for (Map.Entry<Dev, List<Integer>> before : lastListed.entrySet()) {
+      if (devs.contains(before.getKey())
+          && Collections.disjoint(before.getValue(), listed.getOrDefault(before.getKey(), List.of()))) {
+        containerEnded = true; // a pod's volume outlives its container: the same device, none of its processes
+      }
+    }
+    lastListed = Map.copyOf(listed);
     fullDiscoveries++;
     digestOfLast = now;
     lastFound = Set.copyOf(devs);
     return lastFound;
+  }
+
+  /**
+   * True, once, when a discovery since the last call found a mount still there but none of the
+   * processes the one before listed on it: a container on a pod's volume (or any tmpfs bound in)
+   * has ended, and only a full pass can judge whether every writer of the volume has exited.
+   * Without it nothing would: the volume's device stays, and the next sweep may be minutes away.
+   */
+  public synchronized boolean containerEnded() {
+    boolean ended = containerEnded;
+    containerEnded = false;
+    return ended;
   }
 
   /** How many calls ran the full discovery (for tests and the debug log). */

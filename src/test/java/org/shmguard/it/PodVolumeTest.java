@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.shmguard.alert.EventKind;
 import org.shmguard.daemon.Daemon;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
@@ -22,6 +23,7 @@ import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.KubeletLayout;
+import org.shmguard.testing.RecordingSink;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
@@ -149,6 +151,41 @@ class PodVolumeTest {
           assertThat(m.workload().podName()).isEqualTo("llama-0");
           assertThat(m.pids()).contains((int) c.pid());
         });
+      } finally {
+        c.destroyForcibly().waitFor();
+      }
+    }
+  }
+
+  @Test
+  void aContainerThatEndsOnItsPodsVolumeHasWhatItLeftReapedAtTheNextRediscoveryNotTheNextSweep() throws Exception {
+    try (KubeletLayout k = KubeletLayout.create()) {
+      TmpfsMount dshm = k.volume(UID, "dshm", "size=4m");
+      k.podLog("training", "llama-0", UID);
+      Path region = dshm.path().resolve("vllm_offload_0d6f3c1e8a2b.mmap");
+      // the engine's container: its offload region written and closed (held by nothing the daemon
+      // could watch for an exit), then the container lives on
+      Process c = new ProcessBuilder("unshare", "-m", "--propagation", "private", "sh", "-c",
+          "mount --bind \"$1\" /dev/shm && head -c 65536 /dev/zero > /dev/shm/" + region.getFileName()
+              + " && echo ready && exec sleep 600", "sh", dshm.path().toString()).start();
+      RecordingSink sink = new RecordingSink();
+      try {
+        assertThat(new String(c.getInputStream().readNBytes(6))).isEqualTo("ready\n");
+        // the sweep an hour away, no heartbeat: only events and rediscovery bring a pass
+        try (Daemon daemon = Daemon.start(TestConfig.load(config(k,
+            "daemon:\n  interval: 1h\n  heartbeat: 1h\n  rediscover: 1s\n")), HostPaths.system(), sink,
+            ServiceNotifier.none())) {
+          sink.await(a -> a.kind() == EventKind.MOUNT_ADDED && a.message().contains(dshm.path().toString()),
+              Duration.ofSeconds(30));
+          Thread.sleep(3_000); // passes while the container lives: its region is kept
+          assertThat(region).as("kept while the container that wrote it runs").exists();
+
+          c.destroyForcibly().waitFor();
+          Eventually.until("the region reaped after its container ended", Duration.ofSeconds(30),
+              () -> !Files.exists(region));
+          sink.await(a -> a.kind() == EventKind.SEGMENT_REAPED && a.message().contains(region.getFileName().toString()),
+              Duration.ofSeconds(10)); // the outputs hear it once the pass is over
+        }
       } finally {
         c.destroyForcibly().waitFor();
       }
