@@ -1,10 +1,16 @@
 package org.shmguard.daemon;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
+import org.shmguard.engine.Output;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HolderScanner;
 import org.shmguard.host.HostPaths;
 import org.shmguard.host.ProcessExits;
@@ -13,7 +19,9 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.policy.Action;
 import org.shmguard.policy.Assessment;
 import org.shmguard.policy.ExitVerdict;
+import org.shmguard.policy.JobEvidence;
 import org.shmguard.policy.Judgement;
+import org.shmguard.policy.OutcomeAlerts;
 import org.shmguard.policy.ReapPolicy;
 import org.shmguard.remedy.HolderConfirmer;
 import org.shmguard.remedy.ReapOutcome;
@@ -29,12 +37,14 @@ import org.slf4j.LoggerFactory;
  * reading every fd table but no maps (each mapping of the file refuses the write lease, the last
  * check). Its cost does not grow with the mounts' files, only with the processes' fd tables.
  *
- * <p>What it reaped is reported with the next full pass: its outcomes join that pass's
- * ({@link #takeReaped}, given to {@code Engine.pass}), so the journal, the metrics and the status count them as any reap. Where it
- * reaped everything the exited holders left, that pass waits until exits have been quiet for
+ * <p>What it reaped is its own report ({@link PassReport#exitPass}), told to the outputs on the
+ * pass thread as soon as the files are unlinked, with the age and evidence at that reap: the
+ * journal has each reap's event before the daemon does anything else, and a stop waits for a reap
+ * under way to be told ({@link #finish}). A full pass still follows: where this path reaped
+ * everything the exited holders left, it waits until exits have been quiet for
  * {@link #QUIET_NANOS} (at most {@link #MOST_DEFERRED_NANOS} after the first), so a crash of many
  * ranks is reaped exit by exit instead of behind one full pass each; where it left something
- * (skipped, or not decided on this path), the full pass runs at once and judges it again.
+ * (skipped, failed, or not decided on this path), the full pass runs at once and judges it again.
  * Its own CPU time is bounded by the event passes' rule, a {@link PassBudget} of its own: once
  * spent, an exit waits for its full pass as before.
  */
@@ -45,14 +55,17 @@ final class ExitReaps {
 
   private final Reaper reaper;
   private final ProcessExits exits;
-  /** How long exits must have been quiet before the full pass that reports what this path reaped. */
+  /** How long exits must have been quiet before the full pass that follows what this path reaped. */
   static final long QUIET_NANOS = 500_000_000L;
   /** The longest that full pass waits after the first exit it reports. */
   static final long MOST_DEFERRED_NANOS = 5_000_000_000L;
 
-  private final List<ReapOutcome> pending = new ArrayList<>();
   private final PassBudget budget = new PassBudget();
   private long firstDeferred = -1;
+  /** Held while a reap runs and is told: a stop waits on it ({@link #finish}). */
+  private final ReentrantLock reaping = new ReentrantLock();
+  /** Where this path's reports go: the daemon's outputs (set before the worker runs). */
+  private volatile Output outputs = report -> {};
 
   private ExitReaps(Reaper reaper, ProcessExits exits) {
     this.reaper = reaper;
@@ -61,6 +74,11 @@ final class ExitReaps {
 
   static ExitReaps on(HostPaths paths) {
     return new ExitReaps(new Reaper(HolderConfirmer.fdTables(new HolderScanner(paths)), paths), new ProcessExits(paths));
+  }
+
+  /** Tells this path's reports to {@code to}. */
+  void reportTo(Output to) {
+    outputs = to;
   }
 
   /** Whether the exit path may run now: it has one, and its budget is not spent. */
@@ -75,33 +93,68 @@ final class ExitReaps {
    * @return its outcomes, and whether it did all there was to do for these exits (every file they
    *     held is reaped or still held by a live process), so the full pass may wait
    */
-  synchronized Done reap(Judgement last, ReapPolicy policy, int[] exited, boolean dryRun) {
+  Done reap(Judgement last, ReapPolicy policy, int[] exited, boolean dryRun) {
     if (reaper == null || last == null || dryRun || exited.length == 0) {
       return new Done(List.of(), false);
     }
+    reaping.lock();
+    try {
+      return reapLocked(last, policy, exited);
+    } finally {
+      reaping.unlock();
+    }
+  }
+
+  private Done reapLocked(Judgement last, ReapPolicy policy, int[] exited) {
     long started = System.nanoTime();
     long cpuStarted = threadCpuNanos();
     List<Assessment> candidates = new ArrayList<>();
-    boolean left = candidates(last, policy, exited, candidates);
+    boolean left = candidates(last, policy, exited, candidates, Instant.now());
     List<ReapOutcome> outcomes = candidates.isEmpty() ? List.of() : reaper.carry(new Action.Reap(candidates, false));
+    List<ReapOutcome> reaped = new ArrayList<>();
     for (ReapOutcome o : outcomes) {
-      if (o.result() == ReapOutcome.Result.SKIPPED) {
-        left = true;
-        LOG.debug("exit path: {} left to the full pass: {}", o.candidate().segment().displayName(), o.detail());
+      if (o.result() == ReapOutcome.Result.REAPED) {
+        reaped.add(o);
       } else {
-        pending.add(o);
+        left = true; // skipped or failed: the full pass judges it again, and tells what it finds
+        LOG.debug("exit path: {} left to the full pass ({}): {}", o.candidate().segment().displayName(),
+            o.result().label(), o.detail());
       }
     }
     long end = System.nanoTime();
+    if (!reaped.isEmpty()) {
+      outputs.export(PassReport.exitPass(reaped, reaped.stream().map(OutcomeAlerts::reaped).toList(),
+          Duration.ofNanos(end - started)));
+    }
     // CPU time, not wall time: on a loaded host the wall time is mostly waiting for a CPU, which
     // costs the host nothing, and would spend the budget in the middle of a crash of many ranks.
-    budget.spent(cpuStarted < 0 ? end - started : threadCpuNanos() - cpuStarted, end);
-    LOG.debug("exit path: {} candidates, {} reaped in {} us", candidates.size(),
-        outcomes.stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count(), (end - started) / 1000);
-    return new Done(outcomes, !left);
+    long spent = cpuStarted < 0 ? end - started : threadCpuNanos() - cpuStarted;
+    synchronized (this) {
+      budget.spent(spent, end);
+    }
+    LOG.debug("exit path: {} candidates, {} reaped in {} us", candidates.size(), reaped.size(), (end - started) / 1000);
+    return new Done(reaped, !left);
   }
 
-  /** What one run of the exit path did; {@code complete}: nothing left for the full pass to decide at once. */
+  /**
+   * Waits, at most {@code most}, for a reap under way to be told to the outputs: called when the
+   * daemon stops, so that no unlink goes without its event. False if it did not end in time.
+   */
+  boolean finish(Duration most) {
+    try {
+      if (reaping.tryLock(most.toNanos(), TimeUnit.NANOSECONDS)) {
+        reaping.unlock();
+        return true;
+      }
+      LOG.warn("the exit path was still reaping when the daemon stopped; its last reap may be missing from the journal");
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  /** What one run of the exit path reaped (already told); {@code complete}: nothing left for the full pass to decide at once. */
   record Done(List<ReapOutcome> outcomes, boolean complete) {}
 
   /** This thread's CPU time in nanoseconds, or -1 where the JVM cannot say. */
@@ -114,7 +167,7 @@ final class ExitReaps {
     }
   }
 
-  /** When the full pass that reports this path's reaps is due, given an exit handled at {@code now}. */
+  /** When the full pass that follows this path's reaps is due, given an exit handled at {@code now}. */
   synchronized long reportAt(long now) {
     if (firstDeferred < 0) {
       firstDeferred = now;
@@ -126,7 +179,7 @@ final class ExitReaps {
    * Adds to {@code found} the files whose every holder in {@code last} has gone, among those
    * {@code exited} held; true if some file all of whose holders have gone is not decided here.
    */
-  private boolean candidates(Judgement last, ReapPolicy policy, int[] exited, List<Assessment> found) {
+  private boolean candidates(Judgement last, ReapPolicy policy, int[] exited, List<Assessment> found, Instant now) {
     Map<Integer, Boolean> gone = new HashMap<>();
     Predicate<ProcessInfo> isGone = p -> gone.computeIfAbsent(p.pid(), pid -> exits.gone(p));
     boolean undecided = false;
@@ -134,12 +187,14 @@ final class ExitReaps {
       if (!heldByOneOf(a, exited)) {
         continue;
       }
-      Assessment leaked = ExitVerdict.leaked(a, last, isGone, policy);
+      Assessment leaked = ExitVerdict.leaked(a, last, isGone, policy, now);
       if (leaked != null) {
         found.add(leaked);
-      } else if (allGone(a, last, isGone)) {
+      } else if (allGone(a, last, isGone) && anyCounts(a, last)) {
         undecided = true; // a family, a blocker, a name rule: the full pass decides it
       }
+      // Only lookups and other users' readers held it: their exits prove nothing (JobEvidence),
+      // and bring no pass; the next one waits out its grace.
     }
     return undecided;
   }
@@ -154,6 +209,15 @@ final class ExitReaps {
     return true;
   }
 
+  private static boolean anyCounts(Assessment a, Judgement last) {
+    for (HolderRef h : a.holders()) {
+      if (JobEvidence.holderCounts(h, last.snapshot().processes().get(h.pid()), a.segment())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static boolean heldByOneOf(Assessment a, int[] pids) {
     for (HolderRef h : a.holders()) {
       for (int pid : pids) {
@@ -165,23 +229,8 @@ final class ExitReaps {
     return false;
   }
 
-  /**
-   * At a stop before the pass that would have reported them: each reap this path made, with its
-   * evidence, in the log, so that no unlink goes unexplained.
-   */
-  synchronized void logUnreported() {
-    for (ReapOutcome o : pending) {
-      LOG.info("reaped on a holder's exit, not yet reported when the daemon stopped: {} ({}): {}",
-          o.candidate().segment().displayName(), o.result().label(), o.candidate().reason());
-    }
-    pending.clear();
-  }
-
-  /** What this path reaped since the last pass, for that pass to report first; forgotten here. Runs on the pass thread. */
-  synchronized List<ReapOutcome> takeReaped() {
+  /** The full pass that follows this path's reaps has run: the next exit starts a new deferral. */
+  synchronized void passed() {
     firstDeferred = -1;
-    List<ReapOutcome> all = List.copyOf(pending);
-    pending.clear();
-    return all;
   }
 }

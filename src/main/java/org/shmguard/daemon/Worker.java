@@ -51,6 +51,8 @@ final class Worker implements Runnable {
   private static final long ZOMBIE_RETRY_START_NANOS = Duration.ofMillis(20).toNanos();
   private static final long ZOMBIE_RETRY_MAX_NANOS = Duration.ofSeconds(1).toNanos();
   private static final long ZOMBIE_GIVE_UP_NANOS = Duration.ofSeconds(30).toNanos();
+  /** How long a stop waits for an exit reap under way to be told: a reap and its event take milliseconds. */
+  private static final Duration EXIT_REPORT_WAIT = Duration.ofSeconds(2);
   private static final int IDLE_WAIT_MS = 60_000;
   /** The soonest a pass runs again for a segment leaving its grace: a bound on passes, whatever the clocks say. */
   private static final long GRACE_MIN_WAIT_NANOS = Duration.ofMillis(50).toNanos();
@@ -80,7 +82,7 @@ final class Worker implements Runnable {
   private final java.util.concurrent.atomic.AtomicLong heartbeats = new java.util.concurrent.atomic.AtomicLong();
   /** Reaps what a holder left as its pidfd fires, before the full pass its exit brings. */
   private ExitReaps exitReaps = ExitReaps.NONE;
-  /** When the full pass that reports what the exit path reaped is due; -1 for none. */
+  /** When the full pass that follows what the exit path reaped (and told) is due; -1 for none. */
   private long exitReportAt = -1;
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
@@ -148,6 +150,7 @@ final class Worker implements Runnable {
 
   /** The exit path (set before the worker runs). */
   void exitPath(ExitReaps reaps) {
+    reaps.reportTo(outputs);
     exitReaps = reaps;
   }
 
@@ -296,8 +299,8 @@ final class Worker implements Runnable {
       LOG.error("the worker loop failed: {}", e.toString(), e);
       LOG.error("shmguard stopping on an error; {}", doneSoFar());
     } finally {
+      exitReaps.finish(EXIT_REPORT_WAIT); // a reap under way is in the journal before the stop
       passThread.close();
-      exitReaps.logUnreported();
       failWaiters(new IllegalStateException("the daemon is stopping"));
       synchronized (requests) {
         if (reconfiguration != null) {
@@ -349,6 +352,11 @@ final class Worker implements Runnable {
       int[] pids = java.util.Arrays.copyOf(exited, exitedCount);
       ExitReaps.Done done = exitReaps.mayRun(now) ? passThread.run(() -> exitReaps.reap(status.last(), engine.policy(),
           pids, engine.dryRun()), () -> stopping, this::pingWatchdog) : null;
+      if (done != null && !done.outcomes().isEmpty()) {
+        DaemonStatus st = status;
+        status = new DaemonStatus(st.passes(), st.reaped() + done.outcomes().size(), st.overflows(), st.watchedMounts(),
+            st.watchedHolders(), st.lastPassNanos(), st.last(), st.residentBytes());
+      }
       if (done != null && done.complete()) {
         exitReportAt = exitReaps.reportAt(System.nanoTime());
       } else {
@@ -519,9 +527,8 @@ final class Worker implements Runnable {
     try {
       boolean sameMounts = !rediscover;
       // observe, judge, plan, the plan's reap at once after the judgement, its remounts: all on the pass thread
-      // with what the exit path reaped since the last pass first among its outcomes
-      report = passThread.run(() -> engine.pass(false, sameMounts, exitReaps.takeReaped()), () -> stopping,
-          this::pingWatchdog);
+      report = passThread.run(() -> engine.pass(false, sameMounts), () -> stopping, this::pingWatchdog);
+      exitReaps.passed();
       rediscover = false;
     } catch (RuntimeException e) {
       served.forEach(f -> f.completeExceptionally(e));

@@ -151,27 +151,15 @@ public final class Engine {
    * of them. Nothing is told to anyone here; the caller hands the report to its outputs.
    */
   public synchronized PassReport pass(boolean forceDryRun, boolean sameMounts) {
-    return pass(forceDryRun, sameMounts, List.of());
-  }
-
-  /**
-   * The same, reporting {@code reapedBefore} (what the daemon's exit path reaped since the last
-   * pass) first among the pass's outcomes, so that its alerts, metrics and status count them.
-   */
-  public synchronized PassReport pass(boolean forceDryRun, boolean sameMounts, List<ReapOutcome> reapedBefore) {
-    return run(forceDryRun, sameMounts, planner, reapedBefore);
+    return run(forceDryRun, sameMounts, planner);
   }
 
   private PassReport run(boolean forceDryRun, boolean sameMounts, Planner planning) {
-    return run(forceDryRun, sameMounts, planning, List.of());
-  }
-
-  private PassReport run(boolean forceDryRun, boolean sameMounts, Planner planning, List<ReapOutcome> reapedBefore) {
     long started = System.nanoTime();
     Judgement j = judge(sameMounts);
     boolean dry = forceDryRun || dryRun;
     Plan plan = planning == null ? new Plan(Planner.reaping(j, dry), null) : planning.next(j, dry);
-    List<ReapOutcome> outcomes = new ArrayList<>(reapedBefore);
+    List<ReapOutcome> outcomes = new ArrayList<>();
     for (Action a : plan.actions()) {
       if (a instanceof Action.Reap r) { // first, at once after the judgement
         outcomes.addAll(actor.reap(r));

@@ -21,7 +21,8 @@ import org.shmguard.remedy.RemountOutcome;
  * }</pre>
  *
  * Alerts raised between passes (the journal summary, a path that stalled, a reload, root's
- * remount) travel as a report of their own with no judgement ({@link #between}).
+ * remount) travel as a report of their own with no judgement ({@link #between}), and so do the
+ * exit path's reaps ({@link #exitPass}): {@link #kind} tells the three apart.
  *
  * @param judgement the pass's judgement; null for a report made between passes
  * @param plan what was planned from it (its {@link org.shmguard.policy.Action.Reap} carried out
@@ -54,7 +55,32 @@ public record PassReport(Judgement judgement, Plan plan, List<ReapOutcome> outco
     return between(List.of(), List.of(alert));
   }
 
-  /** True for a pass's report, false for one made between passes. */
+  /**
+   * The exit path's report: the files it reaped as their last holders exited, each with its
+   * alert, told to the outputs as soon as they are unlinked (not with the next full pass).
+   */
+  public static PassReport exitPass(List<ReapOutcome> reaped, List<Alert> alerts, Duration took) {
+    if (reaped.isEmpty()) {
+      throw new IllegalArgumentException("an exit pass's report has the reaps it made");
+    }
+    return new PassReport(null, null, reaped, List.of(), alerts, false, took);
+  }
+
+  /** Which kind of report this is. */
+  public enum Kind {
+    /** A full pass: observe, judge, plan, act. */
+    FULL,
+    /** The exit path: reaps judged from the last full pass as holders exited. */
+    EXIT,
+    /** Alerts and root's remounts between passes. */
+    BETWEEN
+  }
+
+  public Kind kind() {
+    return judgement != null ? Kind.FULL : outcomes.isEmpty() ? Kind.BETWEEN : Kind.EXIT;
+  }
+
+  /** True for a full pass's report, false for the exit path's and one made between passes. */
   public boolean isPass() {
     return judgement != null;
   }

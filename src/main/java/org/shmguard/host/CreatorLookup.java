@@ -80,6 +80,14 @@ public final class CreatorLookup {
         if (!wanted.contains(inner)) {
           continue;
         }
+        // Who it runs as: a process none of whose uids is a file's owner did not make that file.
+        // Read again for a candidate in another namespace too: its status was read for NSpid, but
+        // the buffer is reused.
+        int statusLength = proc.readWholeRecordFile(pid, "status");
+        if (statusLength < 0 && gone(-statusLength)) {
+          continue; // exited while we looked
+        }
+        Set<Integer> uids = statusLength < 0 ? null : uids(proc.bytes(), statusLength);
         long ticks = startTicks(pid);
         if (ticks == -1) {
           continue; // exited while we looked
@@ -91,7 +99,7 @@ public final class CreatorLookup {
             : devicesByMountNs.computeIfAbsent(mountNs, ns -> devicesOf(reader, watched));
         byPid.computeIfAbsent(inner, p -> new ArrayList<>())
             .add(new CreatorCandidates.Candidate(pid, pidNs, own, Math.max(ticks, -1), start,
-                reach == null ? null : reach.any(), reach == null ? null : reach.atShm()));
+                reach == null ? null : reach.any(), reach == null ? null : reach.atShm(), uids));
       }
     } catch (IOException e) {
       return new CreatorCandidates(wanted, Map.of(), "cannot list " + paths.proc() + ": " + e.getMessage());
@@ -131,6 +139,36 @@ public final class CreatorLookup {
       }
     }
     return (int) (v >= 0 ? v : last);
+  }
+
+  private static final byte[] UID = "\nUid:".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+  /** The four uids of a status text's Uid: line (real, effective, saved, filesystem), or null when it has none. */
+  static Set<Integer> uids(byte[] status, int length) {
+    int at = indexOf(status, length, UID);
+    if (at < 0) {
+      return null;
+    }
+    Set<Integer> uids = new HashSet<>();
+    long v = -1;
+    for (int i = at + UID.length; i <= length; i++) {
+      byte b = i < length ? status[i] : (byte) '\n';
+      if (b >= '0' && b <= '9') {
+        v = (v < 0 ? 0 : v * 10) + (b - '0');
+        if (v > 0xffffffffL) {
+          return null;
+        }
+      } else {
+        if (v >= 0) {
+          uids.add((int) v);
+          v = -1;
+        }
+        if (b == '\n') {
+          break;
+        }
+      }
+    }
+    return uids.isEmpty() ? null : uids;
   }
 
   private static int indexOf(byte[] text, int length, byte[] what) {

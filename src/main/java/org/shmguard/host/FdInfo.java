@@ -9,8 +9,6 @@ final class FdInfo {
   static final byte[] MNT_ID = {'m', 'n', 't', '_', 'i', 'd', ':'};
   static final byte[] INO = {'i', 'n', 'o', ':'};
   static final byte[] FLAGS = {'f', 'l', 'a', 'g', 's', ':'};
-  /** O_PATH in the octal "flags:" field: 010000000 on every architecture shmguard runs on (asm-generic/fcntl.h). */
-  static final long O_PATH = 010000000;
 
   private FdInfo() {}
 
@@ -19,13 +17,9 @@ final class FdInfo {
     return field(text, length, name, 10);
   }
 
-  /**
-   * Whether the fd is an O_PATH one, which opens no file: it counts toward no lease. True where
-   * the "flags:" line (octal) is missing, so that such an fd is never taken for one a lease sees.
-   */
-  static boolean isPathOnly(byte[] text, int length) {
-    long flags = field(text, length, FLAGS, 8);
-    return flags < 0 || (flags & O_PATH) != 0;
+  /** The octal "flags:" field (O_PATH, the access mode...), or -1 where the line is missing. */
+  static long flags(byte[] text, int length) {
+    return field(text, length, FLAGS, 8);
   }
 
   private static long field(byte[] text, int length, byte[] name, int radix) {

@@ -10,7 +10,8 @@ import org.shmguard.model.Dev;
  */
 final class MapsParser {
   interface Match {
-    void accept(Dev dev, long ino, long length, String path);
+    /** @param writesShared whether the mapping is shared and writable ("rw-s"): it can change the file */
+    void accept(Dev dev, long ino, long length, String path, boolean writesShared);
   }
 
   private MapsParser() {}
@@ -40,6 +41,7 @@ final class MapsParser {
       i++;
     }
     i = skipField(s, i, end); // to perms
+    int perms = i;
     i = skipField(s, i, end); // to offset
     i = skipField(s, i, end); // to dev
     if (i >= end) {
@@ -81,7 +83,9 @@ final class MapsParser {
     while (r < end && s[r] != ' ') {
       hi = (hi << 4) | hex(s[r++]);
     }
-    match.accept(Dev.of((int) major, (int) minor), ino, hi - lo, new String(s, i, end - i, StandardCharsets.UTF_8));
+    boolean writesShared = perms + 3 < end && s[perms + 1] == 'w' && s[perms + 3] == 's';
+    match.accept(Dev.of((int) major, (int) minor), ino, hi - lo, new String(s, i, end - i, StandardCharsets.UTF_8),
+        writesShared);
   }
 
   /** From inside a field, to the first character of the next one. */

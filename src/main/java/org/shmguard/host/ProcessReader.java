@@ -7,6 +7,7 @@ import org.shmguard.model.Dev;
 import org.shmguard.model.FileKey;
 import org.shmguard.model.HolderIndex;
 import org.shmguard.model.HolderRef;
+import org.shmguard.model.Use;
 import org.shmguard.nativ.Errno;
 import org.shmguard.nativ.ProcCalls;
 
@@ -213,9 +214,9 @@ final class ProcessReader {
   /** Reads the maps of {@code task} ("PID" or "PID/task/TID"); its length, or -1 if it has gone. */
   private int readMaps(String task, int pid) throws AccessDeniedException {
     // By pieces: any user can make a process's maps hundreds of MiB long (65,000 mappings of a long path).
-    int length = proc.readLines(task + "/maps", (b, n) -> MapsParser.forEachMatch(b, n, wanted, (dev, ino, size, path) -> {
+    int length = proc.readLines(task + "/maps", (b, n) -> MapsParser.forEachMatch(b, n, wanted, (dev, ino, size, path, writes) -> {
       boolean deleted = path.endsWith(" (deleted)");
-      index.add(new FileKey(dev, ino), new HolderRef(pid, Access.MAP, path, deleted, size));
+      index.add(new FileKey(dev, ino), new HolderRef(pid, Access.MAP, path, deleted, size, Use.ofMapPerms(writes, true)));
     }));
     if (length < 0) {
       gone(-length, task + "/maps"); // throws unless it has gone
@@ -262,13 +263,15 @@ final class ProcessReader {
         }
         long mntId = FdInfo.field(proc.bytes(), n, FdInfo.MNT_ID);
         long ino = FdInfo.field(proc.bytes(), n, FdInfo.INO);
+        // Read now, before learning mounts reuses the buffer: whose exit counts rests on it.
+        Use use = Use.ofFdFlags(FdInfo.flags(proc.bytes(), n));
         if (mntId < 0) {
           throw new AccessDeniedException(paths.proc(task, "fdinfo", Integer.toString(fd)).toString(), null,
               "fdinfo has no mnt_id (a kernel older than 3.15)");
         }
         Dev dev = mounts.device((int) mntId);
         // Read now, only for an fd not yet placed: learning mounts reuses the buffer.
-        boolean pathOnly = dev == null && FdInfo.isPathOnly(proc.bytes(), n);
+        boolean pathOnly = dev == null && (use == Use.LOOKUP || use == Use.UNKNOWN);
         String path = null; // made only for an fd that holds, or before the link buffer is reused
         if (dev == null && !mountsRead) {
           mountsRead = true;
@@ -296,7 +299,7 @@ final class ProcessReader {
           }
           unresolved(pid, task, fd, ino, pathOnly, path != null ? path : linkText(link));
         } else if (HolderScanner.contains(wanted, dev)) {
-          watched(pid, dir, fd, dev, ino, path != null ? path : linkText(link));
+          watched(pid, dir, fd, dev, ino, path != null ? path : linkText(link), use);
         }
       }
       return true;
@@ -320,7 +323,7 @@ final class ProcessReader {
    * AT_STATX_DONT_SYNC keeps even a stale mount id from making a filesystem ask one. The statx's
    * own device and inode are the final word where it answers.
    */
-  private void watched(int pid, int dir, int fd, Dev dev, long ino, String path) {
+  private void watched(int pid, int dir, int fd, Dev dev, long ino, String path, Use use) {
     long size = 0;
     if (proc.statFd(dir, fd) == 0) {
       dev = Dev.of(proc.devMajor(), proc.devMinor());
@@ -332,7 +335,7 @@ final class ProcessReader {
     } else if (ino < 0) {
       return; // closed while we looked, and no inode number to go by
     }
-    index.add(new FileKey(dev, ino), new HolderRef(pid, Access.FD, path, path.endsWith(" (deleted)"), size));
+    index.add(new FileKey(dev, ino), new HolderRef(pid, Access.FD, path, path.endsWith(" (deleted)"), size, use));
   }
 
   /**

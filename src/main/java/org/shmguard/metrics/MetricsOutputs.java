@@ -77,6 +77,8 @@ public final class MetricsOutputs implements MetricsSink, Output, AutoCloseable 
   public void export(PassReport report) {
     if (report.isPass()) {
       passCompleted(report, report.took());
+    } else if (report.kind() == PassReport.Kind.EXIT) {
+      metrics.reaped(report.outcomes());
     }
     report.remounts().forEach(this::remounted);
     report.alerts().forEach(this::count);

@@ -7,6 +7,7 @@ import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.time.Duration;
+import java.util.List;
 import org.shmguard.engine.Engine;
 import org.shmguard.engine.PassReport;
 import org.shmguard.host.SelfMemory;
@@ -101,14 +102,24 @@ public final class ShmMetrics implements MetricsSink {
     if (rss > 0) {
       resident.set(rss);
     }
-    for (ReapOutcome o : pass.outcomes()) {
+    countReaps(pass.outcomes());
+    changes.incrementAndGet();
+  }
+
+  /** The exit path's reaps, counted as a pass's are. */
+  public void reaped(List<ReapOutcome> outcomes) {
+    countReaps(outcomes);
+    changes.incrementAndGet();
+  }
+
+  private void countReaps(List<ReapOutcome> outcomes) {
+    for (ReapOutcome o : outcomes) {
       MountLabels l = MountLabels.of(o.candidate().mount());
       reaps.labelValues(l.with(o.result().label())).inc();
       if (o.result() == ReapOutcome.Result.REAPED) {
         reapedBytes.labelValues(l.values()).inc(o.candidate().segment().allocatedBytes());
       }
     }
-    changes.incrementAndGet();
   }
 
   @Override

@@ -59,18 +59,27 @@ public record CreatorCandidates(Set<Integer> asked, Map<Integer, List<Candidate>
    * @param startNanos the same as wall-clock nanoseconds since the epoch, -1 unknown
    * @param devices the devices its mount namespace's mountinfo lists; null when it could not be read
    * @param atShm of those, the ones mounted at /dev/shm; null when not known
+   * @param uids its real, effective, saved and filesystem uids (the Uid: line of /proc/PID/status,
+   *     as the host's user namespace maps them); null when not read
    */
   public record Candidate(int hostPid, long pidNamespace, boolean ownNamespace, long startTicks, long startNanos,
-      Set<Dev> devices, Set<Dev> atShm) {
+      Set<Dev> devices, Set<Dev> atShm, Set<Integer> uids) {
     public Candidate {
       devices = devices == null ? null : Set.copyOf(devices);
       atShm = atShm == null ? null : Set.copyOf(atShm);
+      uids = uids == null ? null : Set.copyOf(uids);
+    }
+
+    /** A candidate whose uids were not read. */
+    public Candidate(int hostPid, long pidNamespace, boolean ownNamespace, long startTicks, long startNanos,
+        Set<Dev> devices, Set<Dev> atShm) {
+      this(hostPid, pidNamespace, ownNamespace, startTicks, startNanos, devices, atShm, null);
     }
 
     /** A candidate whose mount namespace's /dev/shm was not told apart from its other mounts. */
     public Candidate(int hostPid, long pidNamespace, boolean ownNamespace, long startTicks, long startNanos,
         Set<Dev> devices) {
-      this(hostPid, pidNamespace, ownNamespace, startTicks, startNanos, devices, null);
+      this(hostPid, pidNamespace, ownNamespace, startTicks, startNanos, devices, null, null);
     }
 
     /**

@@ -24,6 +24,8 @@ import org.shmguard.policy.family.SegmentFamily;
  * <p>Every live process that has the name's pid in its own PID namespace ({@code NSpid}) may be
  * the creator, unless one of these proves it is not:
  * <ul>
+ *   <li>none of its uids is the file's owner ({@link JobEvidence#mayHaveMade}): it could not have
+ *       made the file, so another user's processes never keep a leak that is not theirs;
  *   <li>its mount namespace shows no mount of the file's tmpfs (its mountinfo lists no mount of
  *       that device, at any mount point): it could not have made the file by name;
  *   <li>it started after the file was born (statx btime), by more than {@link #START_SLACK_NANOS};
@@ -102,6 +104,10 @@ final class CreatorEvidence {
   private static String notTheCreator(CreatorCandidates.Candidate c, Segment s, ShmMount mount,
       List<ProcessInfo> lastHolders, boolean madeAtShm) {
     String who = process(-1, c);
+    if (!JobEvidence.mayHaveMade(c, s)) {
+      return who + " runs as another user (uid " + new java.util.TreeSet<>(c.uids()).first()
+          + "), not the file's owner (uid " + s.uid() + ")";
+    }
     if (mount != null && !c.mayReach(mount.dev())) {
       return who + " cannot reach this mount";
     }

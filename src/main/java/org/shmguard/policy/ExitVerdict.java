@@ -1,5 +1,7 @@
 package org.shmguard.policy;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
@@ -16,7 +18,8 @@ import org.shmguard.policy.family.SegmentFamily;
  * where nothing else the Judge weighs could come out otherwise: a complete pass, a mount shmguard
  * acts in, a name the patterns allow and the deny list does not, one link, not a hidden name of a
  * reap, a family (if any) whose leaks are its holders' exits and whose names give no creator pid,
- * not a failed creation. Everything else waits for the full pass that follows every exit. The
+ * not a failed creation, and at least one holder whose exit is evidence about its job
+ * ({@link JobEvidence}). Everything else waits for the full pass that follows every exit. The
  * reap that follows keeps every check of the Reaper: the file's identity by name, a confirming
  * read of every fd table, the write lease, the mount check.
  *
@@ -38,8 +41,10 @@ public final class ExitVerdict {
    *     a blocker (an incomplete pass, not the host's PID namespace)
    * @param gone whether the process (pid and start time) the snapshot saw has gone now: exited
    *     and reaped, a zombie without threads, or its pid now another process's
+   * @param now the time of this decision: the age the reap reports is the file's age now
    */
-  public static Assessment leaked(Assessment held, Judgement judged, Predicate<ProcessInfo> gone, ReapPolicy policy) {
+  public static Assessment leaked(Assessment held, Judgement judged, Predicate<ProcessInfo> gone, ReapPolicy policy,
+      Instant now) {
     var s = held.segment();
     String name = s.nameText();
     Snapshot snap = judged.snapshot();
@@ -65,12 +70,22 @@ public final class ExitVerdict {
       if (info == null || info.startTicks() < 0 || !gone.test(info)) {
         return null;
       }
-      if (last.stream().noneMatch(p -> p.pid() == info.pid())) {
+      // Only a holder that could have been one of the file's users tells that its job let go
+      // (JobEvidence); the exits of lookups and other users' readers prove nothing.
+      if (JobEvidence.holderCounts(h, info, s) && last.stream().noneMatch(p -> p.pid() == info.pid())) {
         last.add(info);
       }
     }
+    if (last.isEmpty()) {
+      return null; // no holder whose exit counts: the full pass waits out the grace
+    }
+    // The age at this reap, not at the pass that saw it held.
+    Duration age = Duration.between(s.lastChange(), now);
+    if (age.isNegative()) {
+      age = Duration.ZERO;
+    }
     String reason = "unheld; every process that held it has exited (" + Judge.describeInfos(last) + "); " + EVIDENCE;
-    return new Assessment(s, held.mount(), Verdict.LEAKED, reason, held.kind(), List.of(), held.age(), last,
+    return new Assessment(s, held.mount(), Verdict.LEAKED, reason, held.kind(), List.of(), age, last,
         held.family(), held.grace(), true);
   }
 }

@@ -21,6 +21,11 @@ import org.shmguard.model.Snapshot;
  * and it is the evidence ("last held by ...") logged with each reap. Immutable: each pass makes
  * the next one.
  *
+ * <p>Only holders whose exit is evidence about the file's job are recorded ({@link
+ * JobEvidence#holderCounts}): an O_PATH lookup, or another user's process that could only read
+ * the file, is never one of "every process that held it", so its exit reaps nothing; a file only
+ * such processes held waits out its grace.
+ *
  * <p>Bounded: it remembers only segments the latest pass kept (at most reap.examineLimit per
  * mount), and at most {@link #MAX_HOLDERS} holders of each. A segment seen with more holders than
  * that is remembered as "too many to follow": it never takes the fast path, and waits out its
@@ -115,17 +120,21 @@ public final class HolderHistory {
     for (Segment s : snapshot.segments()) {
       FileKey key = s.key();
       List<HolderRef> refs = snapshot.holders().holders(key);
-      if (!refs.isEmpty()) {
-        Map<Integer, ProcessInfo> byPid = new LinkedHashMap<>();
-        boolean more = false;
-        for (HolderRef r : refs) {
-          if (byPid.size() == MAX_HOLDERS && !byPid.containsKey(r.pid())) {
-            more = true;
-            break;
-          }
-          ProcessInfo info = snapshot.processes().get(r.pid());
-          byPid.putIfAbsent(r.pid(), info != null ? info : earlier(key, r.pid()));
+      Map<Integer, ProcessInfo> byPid = new LinkedHashMap<>();
+      boolean more = false;
+      for (HolderRef r : refs) {
+        ProcessInfo info = snapshot.processes().get(r.pid());
+        ProcessInfo who = info != null && info.known() ? info : earlier(key, r.pid());
+        if (!JobEvidence.holderCounts(r, who, s)) {
+          continue; // a lookup, or another user's reader: its exit proves nothing about the job
         }
+        if (byPid.size() == MAX_HOLDERS && !byPid.containsKey(r.pid())) {
+          more = true;
+          break;
+        }
+        byPid.putIfAbsent(r.pid(), who);
+      }
+      if (!byPid.isEmpty()) {
         next.put(key, List.copyOf(byPid.values()));
         if (more) {
           nextPartial.add(key);

@@ -37,6 +37,11 @@ public final class OutcomeAlerts {
         .with("SHM_REASON", o.detail());
   }
 
+  /** The event for a file the exit path reaped, with the evidence measured at that reap. */
+  public static Alert reaped(ReapResult o) {
+    return describe(EventKind.SEGMENT_REAPED, "reaped", o.candidate(), o.detail());
+  }
+
   void report(Judgement j, List<? extends ReapResult> outcomes, Consumer<Alert> sink) {
     Set<FileKey> handled = new HashSet<>();
     Set<FileKey> leaks = new HashSet<>();

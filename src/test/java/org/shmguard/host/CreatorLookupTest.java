@@ -137,4 +137,16 @@ class CreatorLookupTest {
     assertThat(c.asked()).isEmpty();
     assertThat(c.problem()).isNull();
   }
+
+  @Test
+  void theUidLineGivesEveryUidAProcessRunsAs() {
+    byte[] status = "Name:\tpython3\nUmask:\t0022\nUid:\t1000\t0\t0\t1000\nGid:\t1000\t1000\t1000\t1000\n"
+        .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    byte[] last = "Name:\tx\nUid:\t65534\t65534\t65534\t4294967294".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    byte[] none = "Name:\tx\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+    assertThat(CreatorLookup.uids(status, status.length)).containsExactlyInAnyOrder(1000, 0);
+    assertThat(CreatorLookup.uids(last, last.length)).as("the last line, unterminated").contains(65534, (int) 4294967294L);
+    assertThat(CreatorLookup.uids(none, none.length)).isNull();
+  }
 }

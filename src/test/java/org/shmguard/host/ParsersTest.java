@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.shmguard.model.Dev;
+import org.shmguard.model.Use;
 
 /** The formats the kernel writes, parsed from lines as the kernel writes them. */
 class ParsersTest {
@@ -19,14 +20,19 @@ class ParsersTest {
         "7f3c00000000-7f3c00001000 rw-s 00000000 00:1a 0                          [anon]",
         "7ffd1c9f1000-7ffd1ca12000 rw-p 00000000 00:00 0                          [stack]",
         "7f3d00000000-7f3d00001000 rw-s 00000000 00:1a 5000                       /dev/shm/with space name",
+        "7f3e00000000-7f3e00001000 r--s 00000000 00:1a 5001                       /dev/shm/read-only",
+        "7f3f00000000-7f3f00001000 rw-p 00000000 00:1a 5002                       /dev/shm/private-copy",
         "");
     long[] wanted = HolderScanner.encode(List.of(Dev.of(0, 26), Dev.of(0, 266)));
     List<String> seen = new ArrayList<>();
-    MapsParser.forEachMatch(maps, wanted, (dev, ino, len, path) -> seen.add(dev + " " + ino + " " + len + " " + path));
-    assertThat(seen).containsExactly(
-        "0:26 4242 9641984 /dev/shm/nccl-AbCdEf (deleted)",
-        "0:266 99 4096 /dev/shm/nccl-high",
-        "0:26 5000 4096 /dev/shm/with space name");
+    MapsParser.forEachMatch(maps, wanted,
+        (dev, ino, len, path, writes) -> seen.add(dev + " " + ino + " " + len + " " + path + (writes ? " writes" : "")));
+    assertThat(seen).as("only a shared, writable mapping can change the file").containsExactly(
+        "0:26 4242 9641984 /dev/shm/nccl-AbCdEf (deleted) writes",
+        "0:266 99 4096 /dev/shm/nccl-high writes",
+        "0:26 5000 4096 /dev/shm/with space name writes",
+        "0:26 5001 4096 /dev/shm/read-only",
+        "0:26 5002 4096 /dev/shm/private-copy");
   }
 
   @Test
@@ -76,14 +82,18 @@ class ParsersTest {
   }
 
   @Test
-  void fdinfoFlagsAreOctalAndTellAnOPathFdFromAnOpenFile() {
+  void fdinfoFlagsAreOctalAndTellALookupAReaderAndAWriter() {
     byte[] path = "pos:\t0\nflags:\t012000000\nmnt_id:\t27\nino:\t612\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
     byte[] open = "pos:\t0\nflags:\t02100002\nmnt_id:\t27\nino:\t612\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    byte[] read = "pos:\t0\nflags:\t02100000\nmnt_id:\t27\nino:\t612\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    byte[] write = "pos:\t0\nflags:\t0100001\nmnt_id:\t27\nino:\t612\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
     byte[] none = "pos:\t0\nmnt_id:\t27\nino:\t612\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
-    assertThat(FdInfo.isPathOnly(path, path.length)).as("O_PATH|O_CLOEXEC").isTrue();
-    assertThat(FdInfo.isPathOnly(open, open.length)).as("O_RDWR|O_NOFOLLOW|O_CLOEXEC").isFalse();
-    assertThat(FdInfo.isPathOnly(none, none.length)).as("no flags line: taken for O_PATH, which holds").isTrue();
+    assertThat(Use.ofFdFlags(FdInfo.flags(path, path.length))).as("O_PATH|O_CLOEXEC").isEqualTo(Use.LOOKUP);
+    assertThat(Use.ofFdFlags(FdInfo.flags(open, open.length))).as("O_RDWR|O_NOFOLLOW|O_CLOEXEC").isEqualTo(Use.WRITE);
+    assertThat(Use.ofFdFlags(FdInfo.flags(read, read.length))).as("O_RDONLY|O_NOFOLLOW|O_CLOEXEC").isEqualTo(Use.READ);
+    assertThat(Use.ofFdFlags(FdInfo.flags(write, write.length))).as("O_WRONLY|O_LARGEFILE").isEqualTo(Use.WRITE);
+    assertThat(Use.ofFdFlags(FdInfo.flags(none, none.length))).as("no flags line").isEqualTo(Use.UNKNOWN);
   }
 
   @Test

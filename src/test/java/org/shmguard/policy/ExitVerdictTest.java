@@ -22,6 +22,7 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.model.Use;
 import org.shmguard.text.Glob;
 
 /** The exit path's verdict without a kernel: a held file whose every holder has gone, and what keeps it off that path. */
@@ -48,18 +49,26 @@ class ExitVerdictTest {
   }
 
   private void hold(Segment s, int pid) {
-    holders.add(s.key(), new HolderRef(pid, Access.FD, "/dev/shm/" + s.displayName(), false, s.sizeBytes()));
+    hold(s, pid, 1000, Access.FD, Use.WRITE);
+  }
+
+  private void hold(Segment s, int pid, int uid, Access access, Use use) {
+    holders.add(s.key(), new HolderRef(pid, access, "/dev/shm/" + s.displayName(), false, s.sizeBytes(), use));
     live.set(pid);
-    infos.put(pid, new ProcessInfo(pid, "python3", 1000, "alice", null, 4242 + pid));
+    infos.put(pid, new ProcessInfo(pid, "python3", uid, uid == 1000 ? "alice" : "nobody", null, 4242 + pid));
   }
 
   private Assessment onExit(Segment s, Set<Integer> gonePids) {
+    return onExit(s, gonePids, NOW);
+  }
+
+  private Assessment onExit(Segment s, Set<Integer> gonePids, Instant at) {
     Snapshot snap = new Snapshot(NOW, List.of(MOUNT), segments, holders.build(), live, infos, List.of(), List.of(), hostPid,
         live.cardinality());
     Judgement j = Judge.judge(snap, HolderHistory.empty(), POLICY);
     Assessment held = j.segments().stream().filter(a -> a.segment().equals(s)).findFirst().orElseThrow();
     Predicate<ProcessInfo> gone = p -> gonePids.contains(p.pid());
-    return ExitVerdict.leaked(held, j, gone, POLICY);
+    return ExitVerdict.leaked(held, j, gone, POLICY, at);
   }
 
   @Test
@@ -106,5 +115,55 @@ class ExitVerdictTest {
     hostPid = false;
 
     assertThat(onExit(s, Set.of(7))).isNull();
+  }
+
+  @Test
+  void aStrangersLookupOrReadOnlyHoldProvesNothingByExiting() {
+    Segment lookedUp = segment("nccl-P", 1);
+    Segment read = segment("nccl-R", 1);
+    Segment mapped = segment("nccl-M", 1);
+    hold(lookedUp, 75, 65534, Access.FD, Use.LOOKUP);
+    hold(read, 76, 65534, Access.FD, Use.READ);
+    hold(mapped, 77, 65534, Access.MAP, Use.READ);
+
+    assertThat(onExit(lookedUp, Set.of(75))).as("O_PATH of another uid").isNull();
+    assertThat(onExit(read, Set.of(76))).as("read-only fd of another uid").isNull();
+    assertThat(onExit(mapped, Set.of(77))).as("read-only mapping of another uid").isNull();
+  }
+
+  @Test
+  void theOwnersOwnLookupProvesNothingEitherButItsReaderAndAStrangersWriterDo() {
+    Segment lookedUp = segment("nccl-O", 1);
+    Segment ownReader = segment("nccl-Q", 1);
+    Segment strangersWriter = segment("nccl-W", 1);
+    hold(lookedUp, 80, 1000, Access.FD, Use.LOOKUP);
+    hold(ownReader, 81, 1000, Access.FD, Use.READ);
+    hold(strangersWriter, 82, 65534, Access.MAP, Use.WRITE);
+
+    assertThat(onExit(lookedUp, Set.of(80))).as("the owner's O_PATH").isNull();
+    assertThat(onExit(ownReader, Set.of(81)).verdict()).as("the owner's reader").isEqualTo(Verdict.LEAKED);
+    assertThat(onExit(strangersWriter, Set.of(82)).verdict()).as("a writer could destroy it anyway")
+        .isEqualTo(Verdict.LEAKED);
+  }
+
+  @Test
+  void aStrangersLookupBesideTheJobsHolderIsLeftOutOfTheEvidence() {
+    Segment s = segment("nccl-S", 1);
+    hold(s, 7);
+    hold(s, 75, 65534, Access.FD, Use.LOOKUP);
+
+    Assessment a = onExit(s, Set.of(7, 75));
+
+    assertThat(a.verdict()).isEqualTo(Verdict.LEAKED);
+    assertThat(a.lastHolders()).extracting(ProcessInfo::pid).containsExactly(7);
+  }
+
+  @Test
+  void theAgeIsTheFilesAgeAtTheReapNotAtThePassThatSawItHeld() {
+    Segment s = segment("nccl-T", 1); // changed 5 s before NOW
+
+    hold(s, 7);
+
+    assertThat(onExit(s, Set.of(7), NOW.plusSeconds(16)).age()).isEqualTo(Duration.ofSeconds(21));
   }
 }

@@ -18,6 +18,7 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.model.Use;
 
 /**
  * The holders remembered across passes, with snapshots built by hand (the decide stage has no
@@ -77,7 +78,31 @@ class HolderHistoryTest {
         List.of(SEG));
     assertThat(h.next(unreadable).lastHolders(SEG.key())).containsExactly(RANK0);
     assertThat(HolderHistory.empty().next(unreadable).lastHolders(SEG.key()))
+        .as("a reader nobody knows the owner of proves nothing by exiting").isEmpty();
+    Snapshot unreadableWriter = snapshot(HolderIndex.builder().add(SEG.key(),
+        new HolderRef(RANK0.pid(), Access.MAP, "/dev/shm/nccl-Hist01", false, 4096, Use.WRITE)).build(), pids(RANK0.pid()),
+        Map.of(), List.of(SEG));
+    assertThat(HolderHistory.empty().next(unreadableWriter).lastHolders(SEG.key())).as("a writer, whoever it is")
         .containsExactly(new ProcessInfo(RANK0.pid(), "?", -1, null, null, -1));
+  }
+
+  @Test
+  void aStrangersLookupOrReadOnlyHoldIsNotEvidenceAndLeavesTheJobsOwnHoldersInPlace() {
+    ProcessInfo stranger = new ProcessInfo(75, "python3", 65534, "nobody", null, 7_500);
+    HolderIndex lookup = HolderIndex.builder()
+        .add(SEG.key(), new HolderRef(75, Access.FD, "/dev/shm/nccl-Hist01", false, 4096, Use.LOOKUP)).build();
+    HolderIndex reader = HolderIndex.builder()
+        .add(SEG.key(), new HolderRef(75, Access.MAP, "/dev/shm/nccl-Hist01", false, 4096, Use.READ)).build();
+
+    HolderHistory onlyStranger = HolderHistory.empty().next(snapshot(lookup, pids(75), Map.of(75, stranger), List.of(SEG)));
+    assertThat(onlyStranger.lastHolders(SEG.key())).as("O_PATH").isEmpty();
+    assertThat(onlyStranger.allHoldersExited(SEG.key(), unheld(Map.of()))).as("its exit reaps nothing").isFalse();
+    assertThat(HolderHistory.empty().next(snapshot(reader, pids(75), Map.of(75, stranger), List.of(SEG)))
+        .lastHolders(SEG.key())).as("another uid's read-only mapping").isEmpty();
+
+    HolderHistory jobThenStranger = HolderHistory.empty().next(held(RANK0))
+        .next(snapshot(lookup, pids(75), Map.of(75, stranger), List.of(SEG)));
+    assertThat(jobThenStranger.lastHolders(SEG.key())).as("the job's holder is still the evidence").containsExactly(RANK0);
   }
 
   private static Snapshot held(ProcessInfo... holders) {

@@ -129,6 +129,18 @@ final class FamilyCase {
     return this;
   }
 
+  /**
+   * A process of {@code uid} (its every uid) has the name's pid in PID namespace {@code ns} and
+   * {@code hostPid} in shmguard's, reaching the file's tmpfs, started an hour ago. The file's
+   * owner is uid 1000.
+   */
+  FamilyCase runningAsUser(long ns, int hostPid, int uid) {
+    aliveNow.putIfAbsent(hostPid, 7000L + hostPid);
+    elsewhere.add(new CreatorCandidates.Candidate(hostPid, ns, ns == 4026531836L, 7000L + hostPid,
+        nanos(NOW.minus(Duration.ofHours(1))), Set.of(DEV), null, Set.of(uid)));
+    return this;
+  }
+
   /** The file was born {@code ago} (statx btime); by default its birth time is not known. */
   FamilyCase bornAgo(Duration ago) {
     this.bornAgo = ago;

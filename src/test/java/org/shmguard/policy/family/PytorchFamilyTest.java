@@ -39,6 +39,15 @@ class PytorchFamilyTest {
             Verdict.LEAKED, false, "kept: its creator, pid 4242 (from its name), is alive"),
         row(FamilyCase.of("a reap.patterns entry does not reap it with its creator alive either").file(FILE, 1 << 20,
             Duration.ofMinutes(6)).running(4242, 500).patterns("nccl-*", "torch_*"),
+            Verdict.LEAKED, false, "kept: its creator, pid 4242 (from its name), is alive"),
+        row(FamilyCase.of("another user's sleeper with its pid, in that user's PID namespace: not its creator").file(FILE,
+            1 << 20, Duration.ofMinutes(6)).runningAsUser(4026532555L, 90001, 65534),
+            Verdict.LEAKED, true, "runs as another user (uid 65534), not the file's owner (uid 1000)"),
+        row(FamilyCase.of("another user's process with its pid on the host: not its creator").file(FILE,
+            1 << 20, Duration.ofMinutes(6)).runningAsUser(4026531836L, 4242, 65534),
+            Verdict.LEAKED, true, "runs as another user (uid 65534)"),
+        row(FamilyCase.of("the owner's own process with its pid in another PID namespace: kept").file(FILE,
+            1 << 20, Duration.ofMinutes(6)).runningAsUser(4026532555L, 90002, 1000),
             Verdict.LEAKED, false, "kept: its creator, pid 4242 (from its name), is alive"));
   }
 
