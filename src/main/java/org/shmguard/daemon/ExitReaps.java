@@ -133,7 +133,7 @@ final class ExitReaps {
       budget.spent(spent, end);
     }
     LOG.debug("exit path: {} candidates, {} reaped in {} us", candidates.size(), reaped.size(), (end - started) / 1000);
-    return new Done(reaped, !left);
+    return new Done(outcomes, !left);
   }
 
   /**
@@ -154,8 +154,15 @@ final class ExitReaps {
     }
   }
 
-  /** What one run of the exit path reaped (already told); {@code complete}: nothing left for the full pass to decide at once. */
-  record Done(List<ReapOutcome> outcomes, boolean complete) {}
+  /**
+   * What one run of the exit path did (its reaps already told); {@code complete}: nothing left for
+   * the full pass to decide at once.
+   */
+  record Done(List<ReapOutcome> outcomes, boolean complete) {
+    long reaped() {
+      return outcomes.stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
+    }
+  }
 
   /** This thread's CPU time in nanoseconds, or -1 where the JVM cannot say. */
   private static long threadCpuNanos() {

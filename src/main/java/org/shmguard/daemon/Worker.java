@@ -352,9 +352,9 @@ final class Worker implements Runnable {
       int[] pids = java.util.Arrays.copyOf(exited, exitedCount);
       ExitReaps.Done done = exitReaps.mayRun(now) ? passThread.run(() -> exitReaps.reap(status.last(), engine.policy(),
           pids, engine.dryRun()), () -> stopping, this::pingWatchdog) : null;
-      if (done != null && !done.outcomes().isEmpty()) {
+      if (done != null && done.reaped() > 0) {
         DaemonStatus st = status;
-        status = new DaemonStatus(st.passes(), st.reaped() + done.outcomes().size(), st.overflows(), st.watchedMounts(),
+        status = new DaemonStatus(st.passes(), st.reaped() + done.reaped(), st.overflows(), st.watchedMounts(),
             st.watchedHolders(), st.lastPassNanos(), st.last(), st.residentBytes());
       }
       if (done != null && done.complete()) {

@@ -83,7 +83,7 @@ class ExitReapsTest {
   }
 
   @Test
-  void theDaemonReapsAKilledHoldersFileOnTheExitPathAndReportsItWithTheNextPass() throws Exception {
+  void theDaemonReapsAKilledHoldersFileOnTheExitPathAndTellsItAtOnce() throws Exception {
     RecordingSink sink = new RecordingSink();
     try (TmpfsMount shm = TmpfsMount.create("size=16m,mode=1777")) {
       Path seg = shm.createSegment("nccl-Exit08", 4100);
@@ -101,7 +101,7 @@ class ExitReapsTest {
         assertThat(seg).doesNotExist();
         assertThat(reaped.alert().field("SHM_REASON")).contains("every process that held it has exited")
             .contains("each exit seen on its pidfd");
-        // the alert is raised by the pass before it updates the status: wait for that pass to end
+        // the exit path tells the reap on the pass thread; the worker counts it in the status after
         Eventually.until("the status counts the reap", PATIENCE, () -> daemon.status().reaped() == 1);
       }
     }
