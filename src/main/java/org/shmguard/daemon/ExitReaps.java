@@ -40,11 +40,10 @@ import org.slf4j.LoggerFactory;
  * <p>What it reaped is its own report ({@link PassReport#exitPass}), told to the outputs on the
  * pass thread as soon as the files are unlinked, with the age and evidence at that reap: the
  * journal has each reap's event before the daemon does anything else, and a stop waits for a reap
- * under way to be told ({@link #finish}). A full pass still follows: where this path reaped
- * everything the exited holders left, it waits until exits have been quiet for
- * {@link #QUIET_NANOS} (at most {@link #MOST_DEFERRED_NANOS} after the first), so a crash of many
- * ranks is reaped exit by exit instead of behind one full pass each; where it left something
- * (skipped, failed, or not decided on this path), the full pass runs at once and judges it again.
+ * under way to be told ({@link #finish}). A full pass still follows, when {@link PassSchedule}
+ * says: where this path reaped everything the exited holders left, once exits have been quiet
+ * (so a crash of many ranks is reaped exit by exit instead of behind one full pass each); where it
+ * left something (skipped, failed, or not decided on this path), at once.
  * Its own CPU time is bounded by the event passes' rule, a {@link PassBudget} of its own: once
  * spent, an exit waits for its full pass as before.
  */
@@ -55,13 +54,7 @@ final class ExitReaps {
 
   private final Reaper reaper;
   private final ProcessExits exits;
-  /** How long exits must have been quiet before the full pass that follows what this path reaped. */
-  static final long QUIET_NANOS = 500_000_000L;
-  /** The longest that full pass waits after the first exit it reports. */
-  static final long MOST_DEFERRED_NANOS = 5_000_000_000L;
-
   private final PassBudget budget = new PassBudget();
-  private long firstDeferred = -1;
   /** Held while a reap runs and is told: a stop waits on it ({@link #finish}). */
   private final ReentrantLock reaping = new ReentrantLock();
   /** Where this path's reports go: the daemon's outputs (set before the worker runs). */
@@ -174,14 +167,6 @@ final class ExitReaps {
     }
   }
 
-  /** When the full pass that follows this path's reaps is due, given an exit handled at {@code now}. */
-  synchronized long reportAt(long now) {
-    if (firstDeferred < 0) {
-      firstDeferred = now;
-    }
-    return Math.min(firstDeferred + MOST_DEFERRED_NANOS, now + QUIET_NANOS);
-  }
-
   /**
    * Adds to {@code found} the files whose every holder in {@code last} has gone, among those
    * {@code exited} held; true if some file all of whose holders have gone is not decided here.
@@ -234,10 +219,5 @@ final class ExitReaps {
       }
     }
     return false;
-  }
-
-  /** The full pass that follows this path's reaps has run: the next exit starts a new deferral. */
-  synchronized void passed() {
-    firstDeferred = -1;
   }
 }

@@ -48,14 +48,11 @@ import org.slf4j.LoggerFactory;
 final class Worker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
   /** A holder whose pidfd fired may linger as a zombie until its parent reaps it: look again. */
-  private static final long ZOMBIE_RETRY_START_NANOS = Duration.ofMillis(20).toNanos();
-  private static final long ZOMBIE_RETRY_MAX_NANOS = Duration.ofSeconds(1).toNanos();
   private static final long ZOMBIE_GIVE_UP_NANOS = Duration.ofSeconds(30).toNanos();
   /** How long a stop waits for an exit reap under way to be told: a reap and its event take milliseconds. */
   private static final Duration EXIT_REPORT_WAIT = Duration.ofSeconds(2);
   private static final int IDLE_WAIT_MS = 60_000;
   /** The soonest a pass runs again for a segment leaving its grace: a bound on passes, whatever the clocks say. */
-  private static final long GRACE_MIN_WAIT_NANOS = Duration.ofMillis(50).toNanos();
 
   enum Request { SWEEP, HEARTBEAT, REDISCOVER, SUMMARY, RECONFIGURE }
 
@@ -70,20 +67,14 @@ final class Worker implements Runnable {
   private final long settleNanos;
   /** The engine's planner, asked here only for the journal summary between passes. */
   private final Planner planner;
-  /**
-   * Spaces the passes that inotify, a holder's exit or a segment leaving its grace ask for, once
-   * two seconds of them have run back to back (see PassBudget). Requests, sweeps and zombie retries do
-   * not wait.
-   */
-  private final PassBudget budget = new PassBudget();
+  /** When the next full pass is due: every timing rule of this loop (settling, the budget, the exit path's follow-up). */
+  private final PassSchedule schedule;
   private final PassThread passThread;
   /** Between sweeps: a statvfs per mount that only says whether a full pass is due now. */
   private final Heartbeat heartbeat = Heartbeat.system();
   private final java.util.concurrent.atomic.AtomicLong heartbeats = new java.util.concurrent.atomic.AtomicLong();
   /** Reaps what a holder left as its pidfd fires, before the full pass its exit brings. */
   private ExitReaps exitReaps = ExitReaps.NONE;
-  /** When the full pass that follows what the exit path reaped (and told) is due; -1 for none. */
-  private long exitReportAt = -1;
   private final Set<Request> requests = EnumSet.noneOf(Request.class);
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
@@ -96,20 +87,9 @@ final class Worker implements Runnable {
   private volatile boolean failed;
   private volatile boolean ready;
   private volatile DaemonStatus status = new DaemonStatus(0, 0, 0, 0, 0, 0, null, -1);
-  private long pendingSince = -1;
-  private long retryAt = -1;
-  /** Whether anything but a holder's exit asked for a pass since the last one: then mounts are discovered again. */
-  private boolean rediscover = true;
-  private long retryGap = ZOMBIE_RETRY_START_NANOS;
-  /** When the first unheld segment now in its grace becomes reapable: a pass is due then, not at the next sweep. */
-  private long graceEndsAt = -1;
   private Set<Dev> knownMounts = new HashSet<>();
   /** What {@link #logCoverage} last said at info, in short; null when everything was examined. */
   private String coverageLogged;
-  /** The soonest an event-triggered pass may run (PassBudget). */
-  private long eventsNotBefore = -1;
-  /** Whether a request (sweep, rediscovery) is among what made the pending pass due: it does not wait for the gap. */
-  private boolean requested;
 
   /** Looks for the current set of mounts without a full pass. */
   interface Rediscovery {
@@ -135,6 +115,7 @@ final class Worker implements Runnable {
     this.outputs = outputs;
     this.notifier = notifier;
     this.settleNanos = settle.toNanos();
+    this.schedule = new PassSchedule(settleNanos);
     this.planner = planner;
     this.passThread = new PassThread(passDeadline, outputs.sink(), notifier);
     outputs.add(new DryRunVerdicts()).add(new StatusOutput(notifier, this::ready, this::statusLine));
@@ -331,10 +312,8 @@ final class Worker implements Runnable {
     long now = System.nanoTime();
     if (ready.get(0)) {
       MountWatches.Drained d = mounts.drain();
-      if (d.events() > 0 && exitReportAt >= 0) {
-        rediscover = true; // the exit path's own unlinks, or more: the full pass it has due sees them all
-      } else if (d.events() > 0) {
-        due(now);
+      if (d.events() > 0) {
+        schedule.mountEvents(now);
       }
     }
     int[] exited = new int[holders[0].length];
@@ -358,42 +337,29 @@ final class Worker implements Runnable {
             st.watchedHolders(), st.lastPassNanos(), st.last(), st.residentBytes());
       }
       if (done != null && done.complete()) {
-        exitReportAt = exitReaps.reportAt(System.nanoTime());
+        schedule.exitHandled(System.nanoTime());
       } else {
-        dueOnExit(now - settleNanos); // a death needs no settling: reap what it left at once
+        schedule.exitLeftWork(now); // a death needs no settling: reap what it left at once
       }
     }
     for (Request r : takeRequests()) {
       switch (r) {
-        case SWEEP -> {
-          due(now - settleNanos);
-          requested = true;
-        }
+        case SWEEP -> schedule.request(now);
         case HEARTBEAT -> heartbeat(now);
         case REDISCOVER -> {
           // discovery reads every namespace's mounts: off this thread, as a pass is
           Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping, this::pingWatchdog);
-          if (found != null && !found.equals(knownMounts)) {
-            due(now - settleNanos);
-            requested = true;
-          } else if (found != null && rediscovery.containerEnded()) {
-            // a pod's volume whose container ended: a full pass, with its mounts found afresh, judges
-            // whether every writer of it has exited (WritersGone) before the next sweep
-            rediscover = true;
-            due(now - settleNanos);
-            requested = true;
+          if (found != null && (!found.equals(knownMounts) || rediscovery.containerEnded())) {
+            // new or gone mounts; or a pod's volume whose container ended: a full pass, with its mounts
+            // found afresh, judges whether every writer of it has exited (WritersGone) before the next sweep
+            schedule.request(now);
           }
         }
         case SUMMARY -> summary();
         case RECONFIGURE -> reconfigureNow(now);
       }
     }
-    now = System.nanoTime();
-    boolean settled = pendingSince >= 0 && now - pendingSince >= settleNanos && (requested || now >= eventsNotBefore);
-    boolean retry = retryAt >= 0 && now >= retryAt;
-    boolean graceOver = graceEndsAt >= 0 && now >= Math.max(graceEndsAt, eventsNotBefore);
-    boolean exitReport = exitReportAt >= 0 && now >= exitReportAt;
-    if (settled || retry || graceOver || exitReport) {
+    if (schedule.isDue(System.nanoTime())) {
       passSafely();
     }
     pingWatchdog();
@@ -415,7 +381,7 @@ final class Worker implements Runnable {
     heartbeats.incrementAndGet();
     if (why != null && !why.isEmpty()) {
       LOG.debug("heartbeat: {} since the last full pass; a full pass now", why);
-      due(now);
+      schedule.event(now);
     }
   }
 
@@ -443,8 +409,7 @@ final class Worker implements Runnable {
       return;
     }
     rediscovery = r.rediscovery();
-    due(now - settleNanos);
-    requested = true;
+    schedule.request(now);
     r.done().complete(null);
   }
 
@@ -456,36 +421,9 @@ final class Worker implements Runnable {
     }
   }
 
-  private void due(long at) {
-    rediscover = true;
-    dueOnExit(at);
-  }
-
-  /** A pass is due because a holder exited: an exit adds or removes no mount, so the next pass may reuse the mounts. */
-  private void dueOnExit(long at) {
-    if (pendingSince < 0 || at < pendingSince) {
-      pendingSince = at;
-    }
-  }
-
+  /** How long to wait in poll: until the schedule's next deadline or the watchdog's, at most a minute. */
   private int timeoutMs(long now) {
-    long wait = Long.MAX_VALUE;
-    if (pendingSince >= 0) {
-      long at = pendingSince + settleNanos;
-      if (!requested && eventsNotBefore > at) {
-        at = eventsNotBefore;
-      }
-      wait = Math.min(wait, at - now);
-    }
-    if (retryAt >= 0) {
-      wait = Math.min(wait, retryAt - now);
-    }
-    if (exitReportAt >= 0) {
-      wait = Math.min(wait, exitReportAt - now);
-    }
-    if (graceEndsAt >= 0) {
-      wait = Math.min(wait, Math.max(graceEndsAt, eventsNotBefore) - now);
-    }
+    long wait = schedule.waitNanos(now);
     Duration wd = notifier.watchdogPeriod();
     if (wd != null) {
       wait = Math.min(wait, wd.toNanos());
@@ -505,19 +443,15 @@ final class Worker implements Runnable {
   }
 
   private void passSafely() {
-    pendingSince = -1;
-    retryAt = -1;
-    exitReportAt = -1;
-    graceEndsAt = -1;
-    requested = false;
+    boolean rediscover = schedule.passStarts();
     try {
-      pass();
+      pass(rediscover);
     } catch (RuntimeException e) {
       LOG.error("a pass failed ({}); the next trigger or sweep tries again", e.toString(), e);
     }
   }
 
-  private void pass() {
+  private void pass(boolean rediscover) {
     List<CompletableFuture<PassReport>> served;
     synchronized (waiters) {
       served = new ArrayList<>(waiters);
@@ -528,8 +462,6 @@ final class Worker implements Runnable {
       boolean sameMounts = !rediscover;
       // observe, judge, plan, the plan's reap at once after the judgement, its remounts: all on the pass thread
       report = passThread.run(() -> engine.pass(false, sameMounts), () -> stopping, this::pingWatchdog);
-      exitReaps.passed();
-      rediscover = false;
     } catch (RuntimeException e) {
       served.forEach(f -> f.completeExceptionally(e));
       throw e;
@@ -547,23 +479,19 @@ final class Worker implements Runnable {
     knownMounts = j.snapshot().mounts().stream().map(ShmMount::dev).collect(Collectors.toSet());
     long reapedNow = report.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
     long end = System.nanoTime();
-    budget.spent(took, end);
-    eventsNotBefore = budget.nextAt(end);
-    if (reapedNow > 0 && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0)) {
-      dueOnExit(end - settleNanos); // more files than one pass examines, and this one made room: the next batch
-    }
+    // more files than one pass examines, and this one made room: the next batch at once
+    boolean more = reapedNow > 0 && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0);
+    schedule.passEnded(end, took, more, plan.lookAgainIn());
     logCoverage(j);
     // Only mounts it may act in: a change in a mount shmguard only reports needs no pass (it is
     // not listed), and a user churning files in their own tmpfs cannot drive passes.
     if (mounts.sync(j.snapshot().mounts().stream().filter(ShmMount::mayAct).toList())) {
-      due(System.nanoTime() - settleNanos); // files created before a new watch existed: look once more
+      schedule.event(System.nanoTime() - settleNanos); // files created before a new watch existed: look once more
     }
     if (exits.sync(heldByWatchedPids(j))) {
-      due(System.nanoTime() - settleNanos);
+      schedule.event(System.nanoTime() - settleNanos);
     }
     trackZombies(j);
-    graceEndsAt = plan.lookAgainIn() == null ? -1
-        : System.nanoTime() + Math.max(GRACE_MIN_WAIT_NANOS, plan.lookAgainIn().toNanos());
     DaemonStatus before = status;
     status = new DaemonStatus(before.passes() + 1, before.reaped() + reapedNow, mounts.overflows(), mounts.size(),
         exits.size(), took, j, SelfMemory.residentBytes());
@@ -616,16 +544,11 @@ final class Worker implements Runnable {
     return pids;
   }
 
-  /** Exited holders still listed in /proc (zombies) get another pass soon, with backoff. */
+  /** Exited holders still listed in /proc (zombies) get another pass soon, with backoff (the schedule's). */
   private void trackZombies(Judgement j) {
     long now = System.nanoTime();
     zombies.entrySet().removeIf(e -> !j.snapshot().isAlive(e.getKey()) || now - e.getValue() > ZOMBIE_GIVE_UP_NANOS);
-    if (zombies.isEmpty()) {
-      retryGap = ZOMBIE_RETRY_START_NANOS;
-      return;
-    }
-    retryAt = now + retryGap;
-    retryGap = Math.min(ZOMBIE_RETRY_MAX_NANOS, retryGap * 2);
+    schedule.zombies(now, !zombies.isEmpty());
   }
 
   private void summary() {
