@@ -28,7 +28,17 @@ public record Assessment(
     List<ProcessInfo> lastHolders,
     String family,
     Duration grace,
-    boolean mayReap) {
+    boolean mayReap,
+    String formerContainer) {
+
+  /**
+   * @param formerContainer the container last seen showing this file's volume at /dev/shm, where the
+   *     mount no longer names one (it ended); null otherwise
+   */
+  public Assessment(Segment segment, ShmMount mount, Verdict verdict, String reason, String kind, List<HolderRef> holders,
+      Duration age, List<ProcessInfo> lastHolders, String family, Duration grace, boolean mayReap) {
+    this(segment, mount, verdict, reason, kind, holders, age, lastHolders, family, grace, mayReap, null);
+  }
 
   public Assessment {
     holders = List.copyOf(holders);

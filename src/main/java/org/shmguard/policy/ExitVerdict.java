@@ -86,6 +86,6 @@ public final class ExitVerdict {
     }
     String reason = "unheld; every process that held it has exited (" + Judge.describeInfos(last) + "); " + EVIDENCE;
     return new Assessment(s, held.mount(), Verdict.LEAKED, reason, held.kind(), List.of(), age, last,
-        held.family(), held.grace(), true);
+        held.family(), held.grace(), true, held.formerContainer());
   }
 }

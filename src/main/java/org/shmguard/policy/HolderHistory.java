@@ -38,7 +38,7 @@ import org.shmguard.model.Snapshot;
 public final class HolderHistory {
   /** The most holders remembered per segment; beyond it the fast path is off for that segment. */
   static final int MAX_HOLDERS = 64;
-  private static final HolderHistory EMPTY = new HolderHistory(Map.of(), Set.of(), Map.of());
+  private static final HolderHistory EMPTY = new HolderHistory(Map.of(), Set.of(), Map.of(), Map.of());
   private final Map<FileKey, List<ProcessInfo>> lastHolders;
   /** Segments seen with more than MAX_HOLDERS holders: the list above names only some of them. */
   private final Set<FileKey> partial;
@@ -48,12 +48,24 @@ public final class HolderHistory {
    * kept while it is watched as another origin (the container ended): policy.WritersGone's evidence.
    */
   private final Map<Dev, List<Integer>> containerProcesses;
+  /** Per tmpfs: the container last found showing it at /dev/shm, kept while it is watched as another origin. */
+  private final Map<Dev, String> containers;
 
   private HolderHistory(Map<FileKey, List<ProcessInfo>> lastHolders, Set<FileKey> partial,
-      Map<Dev, List<Integer>> containerProcesses) {
+      Map<Dev, List<Integer>> containerProcesses, Map<Dev, String> containers) {
     this.lastHolders = lastHolders;
     this.partial = partial;
     this.containerProcesses = containerProcesses;
+    this.containers = containers;
+  }
+
+  /**
+   * The container (or pod) last seen showing the tmpfs on {@code dev} at its /dev/shm, or null:
+   * what a reap on its volume after it ended names (SHM_CONTAINER), when the mount itself no longer
+   * says.
+   */
+  public String lastContainer(Dev dev) {
+    return containers.get(dev);
   }
 
   /**
@@ -89,7 +101,7 @@ public final class HolderHistory {
     }
     Map<FileKey, List<ProcessInfo>> next = new HashMap<>(more);
     next.putAll(lastHolders);
-    return new HolderHistory(Map.copyOf(next), partial, containerProcesses);
+    return new HolderHistory(Map.copyOf(next), partial, containerProcesses, containers);
   }
 
   /**
@@ -146,7 +158,22 @@ public final class HolderHistory {
         }
       }
     }
-    return new HolderHistory(Map.copyOf(next), Set.copyOf(nextPartial), nextContainerProcesses(snapshot));
+    return new HolderHistory(Map.copyOf(next), Set.copyOf(nextPartial), nextContainerProcesses(snapshot),
+        nextContainers(snapshot));
+  }
+
+  private Map<Dev, String> nextContainers(Snapshot snapshot) {
+    Map<Dev, String> next = new HashMap<>();
+    for (ShmMount m : snapshot.mounts()) {
+      if (m.origin().ofContainer() && m.container() != null) {
+        if (m.mayAct()) { // a user's own namespaces are many, and never reaped in anyway
+          next.put(m.dev(), m.container());
+        }
+      } else if (m.origin() != MountOrigin.HOST && containers.containsKey(m.dev())) {
+        next.put(m.dev(), containers.get(m.dev()));
+      }
+    }
+    return Map.copyOf(next);
   }
 
   private Map<Dev, List<Integer>> nextContainerProcesses(Snapshot snapshot) {

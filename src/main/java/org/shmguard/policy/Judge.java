@@ -12,6 +12,7 @@ import java.util.TreeSet;
 import org.shmguard.model.FileKey;
 import org.shmguard.model.HolderRef;
 import org.shmguard.model.MountContents;
+import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
@@ -135,8 +136,10 @@ public final class Judge {
     if (verdict.reapable() && mayReap && mount != null && !mount.mayAct()) {
       reason = reason + "; not reaped: shmguard only reports this mount (" + mount.reportOnly() + ")";
     }
+    String formerContainer = mount != null && mount.container() == null && mount.origin() != MountOrigin.HOST
+        ? history.lastContainer(mount.dev()) : null;
     return new Assessment(s, mount, verdict, reason, kind, holders, age, last, family == null ? null : family.name(),
-        grace, mayReap);
+        grace, mayReap, formerContainer);
   }
 
   /**

@@ -32,10 +32,11 @@ public final class SegmentAlert {
         .with("SHM_VERDICT", a.verdict() == Verdict.FAILED_CREATION ? "failed-creation" : a.verdict().label())
         .with("SHM_AGE_SECONDS", a.age().toSeconds())
         .with("SHM_REASON", why)
-        .with("SHM_CONTAINER", a.mount() == null ? null : a.mount().container());
+        .with("SHM_CONTAINER", a.mount() != null && a.mount().container() != null ? a.mount().container()
+            : a.formerContainer());
     for (ProcessInfo p : a.lastHolders()) {
       alert = alert.with("SHM_HOLDER_PID", p.pid()).with("SHM_HOLDER_COMM", p.command());
-      if (a.mount() == null || a.mount().container() == null) {
+      if ((a.mount() == null || a.mount().container() == null) && a.formerContainer() == null) {
         alert = alert.with("SHM_CONTAINER", p.container());
       }
     }

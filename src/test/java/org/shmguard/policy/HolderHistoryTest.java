@@ -105,6 +105,28 @@ class HolderHistoryTest {
     assertThat(jobThenStranger.lastHolders(SEG.key())).as("the job's holder is still the evidence").containsExactly(RANK0);
   }
 
+  @Test
+  void aVolumesContainerIsRememberedOnceItEndedAndNamedInItsReapsEvents() {
+    ShmMount inContainer = new ShmMount(DEV, "/proc/77/root/dev/shm", "/dev/shm", MountOrigin.NAMESPACE, "rw",
+        "mnt:[4026532999]", List.of(77), "podman:57c282395ef3", null);
+    ShmMount configured = new ShmMount(DEV, "/srv/pod-shm", "/srv/pod-shm", MountOrigin.CONFIGURED, "rw", null, List.of(),
+        null, null);
+    BitSet live = pids(77);
+    HolderHistory h = HolderHistory.empty().next(new Snapshot(NOW, List.of(inContainer), List.of(SEG), HolderIndex.empty(),
+        live, Map.of(), List.of(), List.of(), true, 1));
+    Snapshot ended = new Snapshot(NOW.plusSeconds(5), List.of(configured), List.of(SEG), HolderIndex.empty(), new BitSet(),
+        Map.of(), List.of(), List.of(), true, 0);
+
+    assertThat(h.lastContainer(DEV)).isEqualTo("podman:57c282395ef3");
+    assertThat(h.next(ended).lastContainer(DEV)).as("kept while the volume is watched").isEqualTo("podman:57c282395ef3");
+    Assessment a = Judge.judge(ended, h, new ReapPolicy(java.time.Duration.ZERO,
+        List.of(org.shmguard.text.Glob.of("nccl-*")), List.of(), false)).segments().get(0);
+    assertThat(SegmentAlert.of(org.shmguard.alert.EventKind.SEGMENT_REAPED, "reaped", a, "why").field("SHM_CONTAINER"))
+        .as("the reap after the container ended names it").isEqualTo("podman:57c282395ef3");
+    assertThat(h.next(ended).next(new Snapshot(NOW, List.of(MOUNT), List.of(SEG), HolderIndex.empty(), new BitSet(),
+        Map.of(), List.of(), List.of(), true, 0)).lastContainer(DEV)).as("not on the host's own /dev/shm").isNull();
+  }
+
   private static Snapshot held(ProcessInfo... holders) {
     HolderIndex.Builder index = HolderIndex.builder();
     Map<Integer, ProcessInfo> infos = new HashMap<>();

@@ -21,6 +21,7 @@ import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
+import org.shmguard.model.Use;
 import org.shmguard.text.Glob;
 
 /** The decide stage without a kernel: snapshots built by hand, time passed in. */
@@ -47,7 +48,8 @@ class JudgeTest {
   }
 
   private void hold(Segment s, int pid, Access access, long startTicks) {
-    holders.add(s.key(), new HolderRef(pid, access, "/dev/shm/" + s.displayName(), false, s.sizeBytes()));
+    // NCCL's ranks open and map their segments read-write
+    holders.add(s.key(), new HolderRef(pid, access, "/dev/shm/" + s.displayName(), false, s.sizeBytes(), Use.WRITE));
     live.set(pid);
     infos.put(pid, new ProcessInfo(pid, "python3", 1000, "alice", "pod:1234", startTicks));
   }
