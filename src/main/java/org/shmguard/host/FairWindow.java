@@ -28,7 +28,8 @@ import org.shmguard.model.Segment;
  * }</pre>
  *
  * <p>Memory is that of the kept files: at most {@code limit} segments, and one entry for each
- * owner that keeps one. Each offer costs O(log limit).
+ * owner that keeps one. While no more than {@code limit} files are offered they are only listed;
+ * past that each offer costs O(log limit), as the oldest-first heap it replaces did.
  */
 final class FairWindow {
   /** Newest first: the head of an owner's queue is the file it gives up first. */
@@ -38,6 +39,9 @@ final class FairWindow {
   private final int limit;
   private final int cursor;
   private final Tier[] tiers = new Tier[TIERS];
+  /** Until more than {@code limit} files are offered (most mounts, most passes): the files and their tiers, as offered. */
+  private List<Segment> plain = new ArrayList<>();
+  private List<Integer> plainTiers = new ArrayList<>();
   private int size;
   private boolean full;
 
@@ -111,13 +115,25 @@ final class FairWindow {
       throw new IllegalArgumentException("tier is 0 or 1: " + tier);
     }
     if (size < limit) {
-      tiers[tier].add(s);
+      if (plain != null) {
+        plain.add(s);
+        plainTiers.add(tier);
+      } else {
+        tiers[tier].add(s);
+      }
       size++;
       return;
     }
     full = true;
     if (limit == 0) {
       return;
+    }
+    if (plain != null) { // the first file over the limit: only now are owners and turns needed
+      for (int i = 0; i < plain.size(); i++) {
+        tiers[plainTiers.get(i)].add(plain.get(i));
+      }
+      plain = null;
+      plainTiers = null;
     }
     int worst = TIERS - 1;
     while (tiers[worst].isEmpty()) {
@@ -151,6 +167,10 @@ final class FairWindow {
   }
 
   void addTo(List<Segment> out) {
+    if (plain != null) {
+      out.addAll(plain);
+      return;
+    }
     for (Tier t : tiers) {
       for (Owner o : t.owners.values()) {
         out.addAll(o.files);
@@ -178,6 +198,13 @@ final class FairWindow {
   /** The kept files of each tier, for tests. */
   List<Integer> perTier() {
     List<Integer> n = new ArrayList<>();
+    if (plain != null) {
+      for (int t = 0; t < TIERS; t++) {
+        int tier = t;
+        n.add((int) plainTiers.stream().filter(x -> x == tier).count());
+      }
+      return n;
+    }
     for (Tier t : tiers) {
       n.add(t.order.stream().mapToInt(o -> o.files.size()).sum());
     }
