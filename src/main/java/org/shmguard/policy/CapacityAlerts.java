@@ -1,10 +1,13 @@
 package org.shmguard.policy;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.shmguard.alert.Alert;
@@ -20,8 +23,9 @@ import org.shmguard.text.Durations;
 /**
  * Turns one pass's capacity picture into events: level changes per mount (with the hidden bytes
  * and who holds them), and each failed NCCL allocation once: the node's where its tmpfs is out
- * of room for an NCCL segment ({@link AllocationFailures#outOfSpace}), else its owner's, at most
- * one such event per owner uid every {@link OwnerRate#INTERVAL}. It keeps the one capacity state
+ * of room for an NCCL segment ({@link AllocationFailures#outOfSpace}) at this pass or one within
+ * {@link #OUT_OF_SPACE_RECENT}, else its owner's, at most one such event per owner uid every
+ * {@link OwnerRate#INTERVAL}. It keeps the one capacity state
  * machine ({@link CapacityWatch}): the changes it reports also drive the remount trigger.
  */
 final class CapacityAlerts {
@@ -31,6 +35,10 @@ final class CapacityAlerts {
   private List<ShmMount> freshFailures = List.of();
   /** Failed creations on mounts with room are their owners' matter: at most one event per owner an interval. */
   private final OwnerRate ownerRate = new OwnerRate();
+  /** How long a mount seen out of room for an NCCL segment still counts as out of room. */
+  static final Duration OUT_OF_SPACE_RECENT = Duration.ofMinutes(1);
+  /** The last pass that saw each mount out of room for an NCCL segment, within {@link #OUT_OF_SPACE_RECENT}. */
+  private final Map<org.shmguard.model.Dev, Instant> lastOutOfSpace = new HashMap<>();
 
   CapacityAlerts(CapacityPolicy policy, int topHolders) {
     this.watch = CapacityWatch.start(policy);
@@ -65,6 +73,12 @@ final class CapacityAlerts {
     List<ShmMount> fresh = new ArrayList<>();
     Instant now = j.snapshot().takenAt();
     ownerRate.forget(now);
+    lastOutOfSpace.values().removeIf(at -> Duration.between(at, now).compareTo(OUT_OF_SPACE_RECENT) > 0);
+    for (MountReport r : j.mounts()) {
+      if (AllocationFailures.outOfSpace(r.mount().usage())) {
+        lastOutOfSpace.put(r.mount().dev(), now);
+      }
+    }
     for (AllocationFailures.Failure f : AllocationFailures.find(j)) {
       Assessment a = f.assessment();
       FileKey key = a.segment().key();
@@ -73,7 +87,9 @@ final class CapacityAlerts {
         continue;
       }
       var u = a.mount() == null ? null : a.mount().usage();
-      boolean outOfSpace = AllocationFailures.outOfSpace(u);
+      // out of room now, or at a pass within the last minute (the failed job's own segments may
+      // have been freed since: an exit reaps them at once)
+      boolean outOfSpace = a.mount() != null && lastOutOfSpace.containsKey(a.mount().dev());
       if (outOfSpace && HealthScope.of(a.mount()) == HealthScope.NODE) {
         // the node's: its tmpfs is out of room for an NCCL segment; the mount may be grown
         if (a.mount() != null && fresh.stream().noneMatch(m -> m.dev().equals(a.mount().dev()))) {

@@ -105,4 +105,22 @@ class OwnersFailedCreationTest {
     });
     assertThat(p.actions()).filteredOn(Action.Remount.class::isInstance).hasSize(1);
   }
+
+  /** A crashed job's segments may be freed (an exit reaps them at once) before the pass that sees its empty file. */
+  @Test
+  void aMountSeenOutOfRoomWithinTheLastMinuteStillCountsAsOutOfRoom() {
+    Planner planner = new Planner(REAP, REMOUNT_ON, CAPACITY, 3);
+    pass(planner, START, 8L << 20, List.of());
+    Instant soon = START.plusSeconds(30);
+    List<Alert> alerts = raised(pass(planner, soon, 30 * GIB, List.of(empty(1000, soon)))).stream()
+        .filter(a -> a.kind() == EventKind.ALLOCATION_FAILED).toList();
+    assertThat(alerts).singleElement().satisfies(a -> {
+      assertThat(a.priority()).isEqualTo(3);
+      assertThat(a.field("SHM_SCOPE")).isNull();
+    });
+    Instant later = START.plusSeconds(61);
+    assertThat(raised(pass(planner, later, 30 * GIB, List.of(empty(1000, later)))))
+        .filteredOn(a -> a.kind() == EventKind.ALLOCATION_FAILED)
+        .singleElement().satisfies(a -> assertThat(a.field("SHM_SCOPE")).isEqualTo("owner"));
+  }
 }
