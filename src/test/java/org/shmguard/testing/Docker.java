@@ -35,7 +35,7 @@ public final class Docker implements AutoCloseable {
   private static final Path CLIENT = Path.of("/usr/bin/docker");
   private static final Path DAEMON = Path.of("/usr/sbin/dockerd");
   private static final Path CGROUPS = Path.of("/sys/fs/cgroup");
-  private static final String[] APPLETS = {"sh", "sleep", "echo", "cat", "printf", "true", "ls", "head", "df", "kill",
+  private static final String[] APPLETS = {"sh", "sleep", "echo", "cat", "printf", "true", "ls", "head", "tail", "df", "kill",
       "mount", "grep", "rm", "stat"};
 
   private final Path dir;
@@ -58,6 +58,15 @@ public final class Docker implements AutoCloseable {
 
   /** Starts a private dockerd and imports {@link #IMAGE}; throws if it does not answer within two minutes. */
   public static Docker start() {
+    return start(null);
+  }
+
+  /**
+   * As {@link #start()}, with the runtime {@code runtime} registered in dockerd's configuration
+   * file as {@code daemon.json} does it ({@code "runtimes": {"shmguard": {"path": runtime}}}), for
+   * containers started with {@code --runtime=shmguard}; null registers none.
+   */
+  public static Docker start(Path runtime) {
     Path dir;
     try {
       dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "docker-");
@@ -70,7 +79,8 @@ public final class Docker implements AutoCloseable {
         Files.createDirectories(dir.resolve("rootfs").resolve(d));
       }
       // The trust key goes to /etc/docker/key.json unless the configuration file says otherwise.
-      Files.writeString(dir.resolve("daemon.json"), "{\"deprecated-key-path\": \"" + dir.resolve("key.json") + "\"}\n");
+      Files.writeString(dir.resolve("daemon.json"), "{\"deprecated-key-path\": \"" + dir.resolve("key.json") + "\""
+          + (runtime == null ? "" : ", \"runtimes\": {\"shmguard\": {\"path\": \"" + runtime + "\"}}") + "}\n");
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
