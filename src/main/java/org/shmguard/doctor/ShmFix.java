@@ -69,6 +69,7 @@ final class ShmFix {
       }
       case DOCKER -> {
         fix.add("recreate the container with more shared memory: docker run --shm-size=" + gib + "g ...  (Compose: shm_size: \"" + gib + "gb\")");
+        fix.add("or with the host's /dev/shm: docker run --ipc=host ...  (the host's /dev/shm must then hold the job's segments)");
       }
       case PODMAN -> fix.add("recreate the container with more shared memory: podman run --shm-size=" + gib + "g ...");
       case CONTAINERD -> fix.add("recreate the container with more shared memory: nerdctl run --shm-size=" + gib + "g ...");

@@ -104,12 +104,13 @@ public final class Engine {
   }
 
   /**
-   * Which files a pass keeps per mount: those the reap policy examines, the oldest
-   * {@code reap.examineLimit} of them. Every other file is only counted.
+   * Which files a pass keeps per mount: those the reap policy examines, at most
+   * {@code reap.examineLimit} of them, the names it may reap before those it only reports
+   * ({@link ReapPolicy#mayReap}). Every other file is only counted.
    */
   public static SegmentLister.Selection selection(Config config) {
     ReapPolicy policy = config.reap().policy();
-    return new SegmentLister.Selection(policy::examines, config.reap().examineLimit());
+    return new SegmentLister.Selection(policy::examines, config.reap().examineLimit(), policy::mayReap);
   }
 
   /** Observe and decide; nothing on the host changes. */

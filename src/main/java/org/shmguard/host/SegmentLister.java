@@ -6,8 +6,10 @@ import java.nio.file.NoSuchFileException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
-import java.util.PriorityQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiPredicate;
 import java.util.function.Predicate;
 import org.shmguard.model.Dev;
 import org.shmguard.model.FileKey;
@@ -25,11 +27,14 @@ import org.shmguard.nativ.StatxResult;
  *
  * <p>Memory does not grow with the mount: names stream from getdents64 one buffer at a time,
  * every file is counted, and only files whose names {@link Selection#examines} allows are kept,
- * at most {@link Selection#limit} of them, the oldest by last change (those nearest the end of
- * their grace, or past it). Files the previous pass saw held, and hard-linked files, are kept
- * apart, up to the same limit: a user who holds many old files open, or links many names to one
- * file, cannot crowd out a newer leak, and such a file is still judged (and its holders
- * remembered) when it is kept. Whatever their names, the few largest files are kept too
+ * at most {@link Selection#limit} of them. Files the previous pass saw held, and hard-linked
+ * files, are kept apart, up to the same limit: a user who holds many old files open, or links many
+ * names to one file, cannot crowd out a newer leak, and such a file is still judged (and its
+ * holders remembered) when it is kept. Within each set ({@link FairWindow}) names shmguard may
+ * reap come before names it only reports, the places are shared evenly over the files' owners,
+ * each owner's going to its oldest files (those nearest the end of their grace, or past it), and
+ * owners take turns from one listing of a mount to the next where places run short: no other
+ * user's files, however many, keep a leak from being examined. Whatever their names, the few largest files are kept too
  * ({@link LargestFiles}), so that what fills a mount can be named.
  *
  * <pre>{@code
@@ -43,23 +48,34 @@ public final class SegmentLister {
     int byChange = Long.compare(a.lastChangeNanos(), b.lastChangeNanos());
     return byChange != 0 ? byChange : Long.compare(a.ino(), b.ino());
   };
-  private static final Comparator<Segment> NEWEST_FIRST = (a, b) -> OLDEST_FIRST.compare(b, a);
+  /** Mounts whose turns are remembered at most: past it they start again from uid 0 (fair, only less rotated). */
+  private static final int TURNS_KEPT = 4096;
 
   private final Linux linux;
   private final Selection selection;
+  /** Where each mount's next listing starts the owners' turns: [0] the oldest files, [1] those set apart. */
+  private final Map<Dev, int[]> turns = new ConcurrentHashMap<>();
 
   /**
    * Which files a listing keeps.
    *
-   * @param examines whether a name (as {@link Segment#textOf} makes it) is one the policy may reap
+   * @param examines whether a name (as {@link Segment#textOf} makes it) is one the policy judges
    * @param limit the most files kept per mount and listing
+   * @param mayReap whether a judged name is one the policy may reap on that mount; the others it
+   *     only reports, and they take only the places these leave ({@link FairWindow})
    */
-  public record Selection(Predicate<String> examines, int limit) {
+  public record Selection(Predicate<String> examines, int limit, BiPredicate<ShmMount, String> mayReap) {
     public Selection {
       Objects.requireNonNull(examines, "examines");
+      Objects.requireNonNull(mayReap, "mayReap");
       if (limit < 1) {
         throw new IllegalArgumentException("limit must be at least 1: " + limit);
       }
+    }
+
+    /** Every judged name one the policy may reap. */
+    public Selection(Predicate<String> examines, int limit) {
+      this(examines, limit, (mount, name) -> true);
     }
 
     /** Keeps every regular file, up to {@code limit}: for callers that judge names themselves. */
@@ -160,7 +176,8 @@ public final class SegmentLister {
     if (share.oldest() < 0 || share.oldest() > selection.limit() || share.apart() < 0 || share.apart() > selection.limit()) {
       throw new IllegalArgumentException("a share is 0 to " + selection.limit() + " of each set: " + share);
     }
-    Counter counter = new Counter(dir, mount.dev(), selection, heldBefore, share);
+    int[] turn = turns.getOrDefault(mount.dev(), new int[2]);
+    Counter counter = new Counter(dir, mount, selection, heldBefore, share, turn);
     try {
       dir.forEachName(counter::accept);
     } catch (UncheckedIOException e) {
@@ -168,58 +185,22 @@ public final class SegmentLister {
     } catch (IOException e) {
       return new Listing(List.of(), null, "cannot list " + mount.path() + ": " + e.getMessage());
     }
+    if (turns.size() >= TURNS_KEPT && !turns.containsKey(mount.dev())) {
+      turns.clear();
+    }
+    turns.put(mount.dev(), counter.nextTurns());
     return new Listing(counter.kept(), counter.contents(), null, counter.keptOldest(), counter.keptApart());
-  }
-
-  /**
-   * The oldest {@code limit} files offered: a plain list while fewer were offered (most mounts,
-   * most passes), a max-heap whose head is the newest kept once more were.
-   */
-  private static final class Kept {
-    private final int limit;
-    private List<Segment> list = new ArrayList<>();
-    private PriorityQueue<Segment> heap;
-
-    Kept(int limit) {
-      this.limit = limit;
-    }
-
-    void keep(Segment s) {
-      if (limit == 0) {
-        return;
-      }
-      if (heap == null) {
-        if (list.size() < limit) {
-          list.add(s);
-          return;
-        }
-        heap = new PriorityQueue<>(limit + 1, NEWEST_FIRST);
-        heap.addAll(list);
-        list = null;
-      }
-      if (OLDEST_FIRST.compare(s, heap.peek()) < 0) {
-        heap.poll();
-        heap.add(s);
-      }
-    }
-
-    int size() {
-      return heap == null ? list.size() : heap.size();
-    }
-
-    void addTo(List<Segment> out) {
-      out.addAll(heap == null ? list : heap);
-    }
   }
 
   /** One listing's counts and its bounded sets of kept files. */
   private static final class Counter {
     private final DirHandle dir;
     private final Dev dev;
+    private final ShmMount mount;
     private final Selection selection;
     private final Predicate<FileKey> heldBefore;
-    private final Kept oldest;
-    private final Kept setAside;
+    private final FairWindow oldest;
+    private final FairWindow setAside;
     private final LargestFiles largest = new LargestFiles();
     private long files;
     private long fileBytes;
@@ -227,13 +208,15 @@ public final class SegmentLister {
     private long matching;
     private long matchingBytes;
 
-    Counter(DirHandle dir, Dev dev, Selection selection, Predicate<FileKey> heldBefore, ExamineBudget.Share share) {
+    Counter(DirHandle dir, ShmMount mount, Selection selection, Predicate<FileKey> heldBefore, ExamineBudget.Share share,
+        int[] turn) {
       this.dir = dir;
-      this.dev = dev;
+      this.dev = mount.dev();
+      this.mount = mount;
       this.selection = selection;
       this.heldBefore = heldBefore;
-      this.oldest = new Kept(share.oldest());
-      this.setAside = new Kept(share.apart());
+      this.oldest = new FairWindow(share.oldest(), turn[0]);
+      this.setAside = new FairWindow(share.apart(), turn[1]);
     }
 
     void accept(byte[] name) {
@@ -261,8 +244,14 @@ public final class SegmentLister {
           st.mtimeSec() * 1_000_000_000L + st.mtimeNsec(), st.ctimeSec() * 1_000_000_000L + st.ctimeNsec(),
           st.btimeNanos());
       // Files that cannot be reaped now (held last pass, or hard-linked) are kept apart: any number
-      // of them, however old, leaves the oldest others their places.
-      (heldBefore.test(s.key()) || s.hasOtherLinks() ? setAside : oldest).keep(s);
+      // of them, however old, leaves the oldest others their places. In each set, names shmguard
+      // only reports take only the places left by names it may reap, and owners share them fairly.
+      int tier = selection.mayReap().test(mount, s.nameText()) ? 0 : 1;
+      (heldBefore.test(s.key()) || s.hasOtherLinks() ? setAside : oldest).offer(s, tier);
+    }
+
+    int[] nextTurns() {
+      return new int[] {oldest.nextCursor(), setAside.nextCursor()};
     }
 
     int keptOldest() {

@@ -39,6 +39,24 @@ public final class AllocationFailures {
     return found;
   }
 
+  /**
+   * The free space under which a mount counts as out of space for NCCL: the largest segment file
+   * NCCL makes at default sizes (the newest proxy ops pool known, or an SHM receive buffer).
+   */
+  public static final long LARGEST_SEGMENT_FILE_BYTES = Math.max(SEGMENT_FILE_BYTES,
+      NcclFacts.largestProxyPoolBytes() + NcclFacts.REFCOUNT_BYTES);
+
+  /**
+   * Whether the mount itself shows the evidence of a failed extension for lack of space: less free
+   * than {@link #LARGEST_SEGMENT_FILE_BYTES} at the pass that saw the file. Anything else (the
+   * free space unknown, or room for any NCCL segment of default size) says nothing about the
+   * node: the empty file is its owner's matter, not the node's (a job's own limit, a larger
+   * NCCL_BUFFSIZE, or any user making empty {@code nccl-*} files).
+   */
+  public static boolean outOfSpace(ShmMount.Usage usage) {
+    return usage != null && usage.freeBytes() < LARGEST_SEGMENT_FILE_BYTES;
+  }
+
   /** What {@code usage}'s free space says about a failed NCCL creation on that mount. */
   public static String explain(ShmMount.Usage usage) {
     String what = "a 0-byte NCCL segment nobody holds: NCCL could not extend a new segment";

@@ -1,9 +1,13 @@
 package org.shmguard.policy;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.shmguard.alert.Alert;
@@ -14,10 +18,14 @@ import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.text.Bytes;
 import org.shmguard.text.Counts;
+import org.shmguard.text.Durations;
 
 /**
  * Turns one pass's capacity picture into events: level changes per mount (with the hidden bytes
- * and who holds them), and each failed NCCL allocation once. It keeps the one capacity state
+ * and who holds them), and each failed NCCL allocation once: the node's where its tmpfs is out
+ * of room for an NCCL segment ({@link AllocationFailures#outOfSpace}) at this pass or one within
+ * {@link #OUT_OF_SPACE_RECENT}, else its owner's, at most one such event per owner uid every
+ * {@link OwnerRate#INTERVAL}. It keeps the one capacity state
  * machine ({@link CapacityWatch}): the changes it reports also drive the remount trigger.
  */
 final class CapacityAlerts {
@@ -25,6 +33,12 @@ final class CapacityAlerts {
   private CapacityWatch watch;
   private Set<FileKey> reportedFailures = new HashSet<>();
   private List<ShmMount> freshFailures = List.of();
+  /** Failed creations on mounts with room are their owners' matter: at most one event per owner an interval. */
+  private final OwnerRate ownerRate = new OwnerRate();
+  /** How long a mount seen out of room for an NCCL segment still counts as out of room. */
+  static final Duration OUT_OF_SPACE_RECENT = Duration.ofMinutes(1);
+  /** The last pass that saw each mount out of room for an NCCL segment, within {@link #OUT_OF_SPACE_RECENT}. */
+  private final Map<org.shmguard.model.Dev, Instant> lastOutOfSpace = new HashMap<>();
 
   CapacityAlerts(CapacityPolicy policy, int topHolders) {
     this.watch = CapacityWatch.start(policy);
@@ -57,19 +71,50 @@ final class CapacityAlerts {
     }
     Set<FileKey> failures = new HashSet<>();
     List<ShmMount> fresh = new ArrayList<>();
+    Instant now = j.snapshot().takenAt();
+    ownerRate.forget(now);
+    lastOutOfSpace.values().removeIf(at -> Duration.between(at, now).compareTo(OUT_OF_SPACE_RECENT) > 0);
+    for (MountReport r : j.mounts()) {
+      if (AllocationFailures.outOfSpace(r.mount().usage())) {
+        lastOutOfSpace.put(r.mount().dev(), now);
+      }
+    }
     for (AllocationFailures.Failure f : AllocationFailures.find(j)) {
       Assessment a = f.assessment();
       FileKey key = a.segment().key();
       failures.add(key);
-      if (!reportedFailures.contains(key)) {
+      if (reportedFailures.contains(key)) {
+        continue;
+      }
+      var u = a.mount() == null ? null : a.mount().usage();
+      // out of room now, or at a pass within the last minute (the failed job's own segments may
+      // have been freed since: an exit reaps them at once)
+      boolean outOfSpace = a.mount() != null && lastOutOfSpace.containsKey(a.mount().dev());
+      if (outOfSpace && HealthScope.of(a.mount()) == HealthScope.NODE) {
+        // the node's: its tmpfs is out of room for an NCCL segment; the mount may be grown
         if (a.mount() != null && fresh.stream().noneMatch(m -> m.dev().equals(a.mount().dev()))) {
           fresh.add(a.mount());
         }
-        var u = a.mount() == null ? null : a.mount().usage();
         sink.accept(remount.noteOn(SegmentAlert.of(EventKind.ALLOCATION_FAILED, "failed NCCL allocation:", a, f.explanation())
             .with("SHM_FREE_BYTES", u == null ? null : u.freeBytes())
             .with("SHM_SIZE_BYTES", u == null ? null : u.sizeBytes()), a.mount()));
+        continue;
       }
+      // The mount has room, or is a user's own: the empty file is its owner's matter, said at most
+      // once an interval per owner.
+      long uid = Integer.toUnsignedLong(a.segment().uid());
+      OwnerRate.Turn turn = ownerRate.next(uid, now);
+      if (!turn.say()) {
+        continue;
+      }
+      String why = f.explanation() + (outOfSpace ? "" : "; the mount has room for any NCCL segment of default size")
+          + "; uid " + uid + "'s own file, not the node's" + (turn.unsaid() == 0 ? "" : "; " + turn.unsaid() + " more of uid " + uid
+          + "'s since the last such event, not reported one by one")
+          + " (at most one such event per owner every " + Durations.human(OwnerRate.INTERVAL) + ")";
+      sink.accept(HealthScope.ownersFile(SegmentAlert.of(EventKind.ALLOCATION_FAILED, "failed NCCL allocation:", a, why)
+          .with("SHM_FREE_BYTES", u == null ? null : u.freeBytes())
+          .with("SHM_SIZE_BYTES", u == null ? null : u.sizeBytes())
+          .with("SHM_UNREPORTED", turn.unsaid()), a.mount(), a.segment().uid()));
     }
     reportedFailures = failures;
     freshFailures = List.copyOf(fresh);

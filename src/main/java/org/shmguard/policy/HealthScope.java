@@ -55,6 +55,18 @@ public enum HealthScope {
   }
 
   /**
+   * {@code alert} about a file that is its owner's matter, not the node's (a failed NCCL creation on
+   * a mount with room, say), on {@code mount}: SHM_SCOPE=owner, the file's owner as SHM_OWNER_UID,
+   * and at most a notice. On a mount that is already its owner's, {@link #tag} said whose.
+   */
+  public static Alert ownersFile(Alert alert, ShmMount mount, int fileUid) {
+    if (of(mount) == NODE) {
+      alert = alert.with("SHM_SCOPE", OWNER.label).with("SHM_OWNER_UID", Integer.toUnsignedLong(fileUid));
+    }
+    return alert.atMost(OWNER_PRIORITY);
+  }
+
+  /**
    * {@code alert} about {@code mount}, marked as its owner's when it is: SHM_SCOPE=owner, the
    * owner's SHM_OWNER_UID, and at most a notice; and with the pod or container the mount belongs
    * to, where known ({@link WorkloadFields}).

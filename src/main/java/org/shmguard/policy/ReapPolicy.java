@@ -77,6 +77,27 @@ public record ReapPolicy(Duration grace, List<Glob> patterns, List<Glob> deny, b
   }
 
   /**
+   * Whether a file of this name may ever be reaped on {@code mount}, before its holders and age are
+   * known: a pattern allows it, its family is reaped ({@code families.<name>.reap}), its name gives
+   * its creator (reaped once that creator is provably dead), or its family is reaped once every
+   * writer of a container's volume has exited and {@code mount} may be one ({@link WritersGone#possibleOn}).
+   * The other names the decide stage judges it only ever reports: a listing gives them only the
+   * places these leave, so that no crowd of them keeps a leak from being examined.
+   */
+  public boolean mayReap(org.shmguard.model.ShmMount mount, String name) {
+    if (!examines(name)) {
+      return false;
+    }
+    if (allowing(name) != null) {
+      return true;
+    }
+    org.shmguard.policy.family.SegmentFamily family = families.familyOf(name);
+    FamilySettings settings = families.settings(family);
+    return settings != null && (settings.reap() || family.namesItsCreator()
+        || (family.reapedOnceWritersGone() && WritersGone.possibleOn(mount)));
+  }
+
+  /**
    * The pattern that allows this name, or null. Besides the configured patterns, the names
    * shmguard's own last check gives a file while it holds the lease ({@code .shmguard-reap-}, 16
    * hex digits and maybe the file's own name) are always allowed: a file is left under one only when an opener raced the

@@ -37,14 +37,22 @@ import org.shmguard.model.Snapshot;
 public final class WritersGone {
   private WritersGone() {}
 
+  /**
+   * Whether {@code mount} may ever be a volume whose every writer has exited: never the host's
+   * /dev/shm (nor /run/shm), which host processes share, whatever found it.
+   */
+  public static boolean possibleOn(ShmMount mount) {
+    if (mount == null || mount.origin() == MountOrigin.HOST) {
+      return false;
+    }
+    return mount.origin() == MountOrigin.NAMESPACE
+        || !(mount.mountPoint().equals("/dev/shm") || mount.mountPoint().equals("/run/shm"));
+  }
+
   /** The reason's clause when every writer of {@code mount} has exited, or null when that is not proved. */
   public static String of(ShmMount mount, Snapshot snap, HolderHistory history) {
-    if (mount == null || mount.origin() == MountOrigin.HOST || !snap.complete()) {
+    if (!possibleOn(mount) || !snap.complete()) {
       return null;
-    }
-    if (mount.origin() != MountOrigin.NAMESPACE
-        && (mount.mountPoint().equals("/dev/shm") || mount.mountPoint().equals("/run/shm"))) {
-      return null; // the /dev/shm host processes share, whatever found it
     }
     List<Integer> pids;
     if (mount.origin().ofContainer() && !mount.pids().isEmpty()) {

@@ -77,6 +77,17 @@ class WorkloadNamesTest {
     Files.setPosixFilePermissions(config, PosixFilePermissions.fromString("rw-rw-rw-"));
     assertThat(names().name(1, Workload.container(Workload.DOCKER, ID), "", "").describe())
         .isEqualTo("docker container 0123456789ab");
+
+    // another user's file (root may not have written it), and a link to root's own: neither names it
+    Files.setPosixFilePermissions(config, PosixFilePermissions.fromString("rw-------"));
+    Cmd.run("chown", "65534:65534", config.toString());
+    assertThat(names().name(2, Workload.container(Workload.DOCKER, ID), "", "").describe())
+        .isEqualTo("docker container 0123456789ab");
+    Cmd.run("chown", "0:0", config.toString());
+    Path elsewhere = Files.move(config, config.resolveSibling("elsewhere.json"));
+    Files.createSymbolicLink(config, elsewhere);
+    assertThat(names().name(3, Workload.container(Workload.DOCKER, ID), "", "").describe())
+        .isEqualTo("docker container 0123456789ab");
   }
 
   @Test

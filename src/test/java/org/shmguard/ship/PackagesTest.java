@@ -44,6 +44,7 @@ class PackagesTest {
       "/usr/share/shmguard/grafana/shmguard-dashboard.json",
       "/usr/share/shmguard/systemd/remote-metrics.conf",
       "/usr/share/shmguard/oci-hook",
+      "/usr/share/shmguard/oci-runtime",
       "/usr/share/shmguard/shmguard_oci_hook.py",
       "/usr/share/shmguard/oci/shmguard-shm.json",
       "/etc/cdi/shmguard.yaml");
@@ -84,6 +85,7 @@ class PackagesTest {
     assertThat(listing).containsPattern("-rwxr-xr-x root/root +\\d+ [-0-9: ]+\\./usr/share/shmguard/slurm/epilog\n");
     assertThat(Cmd.run("dpkg-deb", "--info", deb.toString(), "conffiles")).isEqualTo("/etc/shmguard/shmguard.yaml\n/etc/cdi/shmguard.yaml\n");
     assertThat(listing).containsPattern("-rwxr-xr-x root/root +\\d+ [-0-9: ]+\\./usr/share/shmguard/oci-hook\n");
+    assertThat(listing).containsPattern("-rwxr-xr-x root/root +\\d+ [-0-9: ]+\\./usr/share/shmguard/oci-runtime\n");
     assertThat(listing).as("the hook is off: nothing in a hooks.d a runtime reads").doesNotContain("hooks.d");
     assertThat(Cmd.run("dpkg-deb", "--field", deb.toString(), "Depends")).contains("java17-runtime-headless");
     String description = Cmd.run("dpkg-deb", "--field", deb.toString(), "Description").replaceAll("\\s+", " ");
@@ -127,7 +129,8 @@ class PackagesTest {
         "/usr/share/doc/shmguard/NOTICE\n/usr/share/doc/shmguard/copyright\n/usr/share/licenses/shmguard/LICENSE\n");
     assertThat(Cmd.run("rpm", "-qp", "--qf", "%{LICENSE}", rpm.toString())).startsWith("Apache-2.0 AND ");
     assertThat(Cmd.run("rpm", "-qp", "--qf", "[%{FILENAMES} %{FILEMODES:perms}\n]", rpm.toString()))
-        .contains("/usr/share/shmguard/slurm/epilog -rwxr-xr-x\n").contains("/usr/share/shmguard/oci-hook -rwxr-xr-x\n");
+        .contains("/usr/share/shmguard/slurm/epilog -rwxr-xr-x\n").contains("/usr/share/shmguard/oci-hook -rwxr-xr-x\n")
+        .contains("/usr/share/shmguard/oci-runtime -rwxr-xr-x\n");
     assertThat(Cmd.run("rpm", "-qp", "--scripts", rpm.toString()))
         .contains("systemctl --no-reload preset shmguard.service")
         .contains("systemctl try-restart shmguard.service");
@@ -238,7 +241,7 @@ class PackagesTest {
   void launcherMaintainerScriptsAndTestScriptsPassShellcheck() {
     Packages.requireTool("/usr/bin/shellcheck");
     Cmd.Result sh = Cmd.exec("shellcheck", "-x", "packaging/bin/shmguard", "packaging/share/make-cds-archive",
-        "packaging/share/oci-hook", "packaging/deb/control/postinst", "packaging/deb/control/prerm", "packaging/deb/control/postrm",
+        "packaging/share/oci-hook", "packaging/share/oci-runtime", "packaging/deb/control/postinst", "packaging/deb/control/prerm", "packaging/deb/control/postrm",
         "src/test/install/installed-for-real.sh", "bench/jvm-flags.sh", "bench/scan-interleaved.sh", "bench/sandbox.sh",
         "bench/cold-scan.sh");
     assertThat(sh.status()).as(sh.out() + sh.err()).isZero();
