@@ -27,7 +27,7 @@ import org.shmguard.text.SizeSpec;
  * every five minutes, and no remount; on a tmpfs out of room for an NCCL segment, the node's error
  * as before.
  */
-class OwnersFailedCreationTest {
+class CapacityAlertsTest {
   private static final Dev DEV = Dev.of(0, 25);
   private static final Instant START = Instant.parse("2026-11-21T10:00:00Z");
   private static final long GIB = 1L << 30;
