@@ -75,8 +75,10 @@ class OciHookTest {
             .contains("SHMGUARD_SIZE_BYTES=" + GIB).contains("SHMGUARD_ADVICE=");
         JsonNode grown = journal("remount_grown", four.id);
         assertThat(grown.get("MESSAGE").asText()).startsWith("grew podman:" + four.id.substring(0, 12) + ":/dev/shm from 64.0M to 1.0G; options now rw,nosuid,nodev,noexec,relatime rw,size=1048576k");
-        assertThat(read(d.log)).contains("container " + four.id.substring(0, 12) + " (pid ")
+        assertThat(grown.get("SHM_REASON").asText()).contains("container " + four.id.substring(0, 12) + " (pid ")
             .contains("starts with 4 GPU(s), asked by its OCI hook: 4 GPUs need up to ");
+        assertThat(grown.get("PRIORITY").asText()).isEqualTo("5");
+        assertThat(read(d.log)).as("the event is the one line for a grow").doesNotContain("remounting podman:").doesNotContain("remounted ");
 
         Run limited = s.run(List.of("--shm-size=64m", "-e", GPUS4, "--memory=512m"), "df -k /dev/shm | tail -1");
         assertThat(limited.shmKib()).as("capped by its memory limit").isEqualTo(512 * MIB / KIB);
@@ -84,13 +86,15 @@ class OciHookTest {
 
         Run liar = s.run(List.of("--shm-size=64m", "--annotation", "shmguard.io/gpus=10000"), "df -k /dev/shm | tail -1");
         assertThat(liar.shmKib()).as("10,000 GPUs get remount.maxSize").isEqualTo(2 * GIB / KIB);
-        assertThat(read(d.log)).contains("10000 GPUs (sized as 1024, the most counted) need up to ")
-            .contains("capped by remount.maxSize (2147483648 bytes)");
+        assertThat(journal("remount_grown", liar.id).get("SHM_REASON").asText())
+            .contains("10000 GPUs (sized as 1024, the most counted) need up to ").contains("capped by remount.maxSize (2147483648 bytes)");
 
         Run enough = s.run(List.of("--shm-size=2g", "-e", GPUS4), "df -k /dev/shm | tail -1");
         assertThat(enough.shmKib()).as("its own --shm-size is enough").isEqualTo(2 * GIB / KIB);
-        assertThat(journal("remount_refused", enough.id).get("MESSAGE").asText())
-            .contains("its /dev/shm of 2.0G is already enough for 4 GPUs");
+        JsonNode enoughEvent = journal("remount_refused", enough.id);
+        assertThat(enoughEvent.get("MESSAGE").asText()).contains("its /dev/shm of 2.0G is already enough for 4 GPUs");
+        assertThat(enoughEvent.get("PRIORITY").asText()).as("nothing is wrong: an info, not a warning").isEqualTo("6");
+        assertThat(read(d.log)).as("said once, by the event").doesNotContain("already enough");
 
         Run plain = s.run(List.of("--shm-size=64m"), "df -k /dev/shm | tail -1");
         assertThat(plain.shmKib()).as("no GPU: left alone").isEqualTo(64 * MIB / KIB);
