@@ -50,6 +50,7 @@ public final class AdviceResponder {
       case REMOUNT -> ok(actions.remount(mount(req.arg("dev")), size(req.arg("size"))) + "\n");
       case CLEAN -> ok(actions.clean(bool(req.arg("dry-run"))) + "\n");
       case PREPARE -> ok(actions.prepare(PrepareAnswer.start(req, gpus.get())) + "\n");
+      case RELOAD -> ok(actions.reload() + "\n");
     };
   }
 

@@ -187,10 +187,9 @@ public final class AdviceServer implements Closeable {
     acceptor = new Thread(this::acceptLoop, "advice-accept");
     acceptor.setDaemon(true);
     acceptor.start();
-    LOG.info("advice socket listening on {} (ordinary users: {} connections, {} each; root: {} more; {} ms idle, {} ms per request;"
-        + " {} requests at once and {} a second per user)", path, limits.maxClients(), limits.maxClientsPerUser(),
-        limits.rootClients(), limits.idleTimeout().toMillis(), limits.requestTimeout().toMillis(), limits.burst(),
-        limits.perSecond());
+    // The limits that decide who gets in; the timeouts and rates are advice.* in the configuration.
+    LOG.info("advice socket listening on {} ({} clients, {} per user, {} more for root)", path, limits.maxClients(),
+        limits.maxClientsPerUser(), limits.rootClients());
     return this;
   }
 

@@ -23,6 +23,15 @@ public interface HostActions {
     throw new ProtocolException(ProtocolException.UNAVAILABLE, "this server does not size containers");
   }
 
+  /**
+   * Read the configuration again and apply it (RELOAD, as SIGHUP does): the one line the journal
+   * has for it when it is applied; an error ({@code rejected}) with the file, line and key when it
+   * is not, the running configuration kept.
+   */
+  default String reload() throws ProtocolException {
+    throw new ProtocolException(ProtocolException.UNAVAILABLE, "this server has no configuration to reload");
+  }
+
   /** For a server that offers advice only: every action is unavailable. */
   static HostActions none() {
     return new HostActions() {

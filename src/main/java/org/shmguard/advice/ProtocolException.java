@@ -14,6 +14,8 @@ public final class ProtocolException extends Exception {
   public static final String UNAVAILABLE = "unavailable";
   public static final String FAILED = "failed";
   public static final String REFUSED = "refused";
+  /** RELOAD: the configuration read again is invalid; the running one stays. */
+  public static final String REJECTED = "rejected";
 
   private final String code;
 

@@ -8,7 +8,9 @@ import java.util.Set;
 /**
  * One request line of the advice protocol, version 1: a verb, "v1", then {@code key=value} words.
  * PING takes nothing; CHECK (the daemon's health verdict on its last pass) takes no keys; SCAN
- * (its last pass as {@code shmguard scan} prints it) takes {@code format=text|json} and is root's.
+ * (its last pass as {@code shmguard scan} prints it) takes {@code format=text|json} and is root's;
+ * RELOAD (root's: {@code systemctl reload}'s ExecReload) reads the configuration again and answers
+ * with the verdict, an error when the new one is rejected.
  *
  * <pre>{@code
  * Request r = Request.parse("ADVISE v1 ranks=4 nccl=2.21.5 dev=0:25 format=env");
@@ -25,7 +27,8 @@ public record Request(Verb verb, Map<String, String> args) {
     SCAN(Set.of("format")),
     REMOUNT(Set.of("dev", "size")),
     CLEAN(Set.of("dry-run")),
-    PREPARE(Set.of("container", "pid", "gpus", "root"));
+    PREPARE(Set.of("container", "pid", "gpus", "root")),
+    RELOAD(Set.of());
 
     private final Set<String> keys;
 
@@ -35,7 +38,7 @@ public record Request(Verb verb, Map<String, String> args) {
 
     /** True for verbs that change the host: only root may ask them. */
     public boolean changesHost() {
-      return this == REMOUNT || this == CLEAN || this == PREPARE;
+      return this == REMOUNT || this == CLEAN || this == PREPARE || this == RELOAD;
     }
 
     /**
@@ -68,7 +71,7 @@ public record Request(Verb verb, Map<String, String> args) {
       verb = Verb.valueOf(words.get(0));
     } catch (IllegalArgumentException e) {
       throw new ProtocolException(ProtocolException.BAD_REQUEST, "unknown request \"" + clip(words.get(0))
-          + "\"; known: PING, ADVISE, CHECK, SCAN, REMOUNT, CLEAN, PREPARE");
+          + "\"; known: PING, ADVISE, CHECK, SCAN, REMOUNT, CLEAN, PREPARE, RELOAD");
     }
     if (verb == Verb.PING) {
       return new Request(verb, Map.of());

@@ -61,6 +61,6 @@ public final class LogAlertSink implements AlertSink {
 
   @Override
   public String describe() {
-    return "alerts go to the log (standard error), one line each with their fields";
+    return "alerts to standard error, one line each with their fields";
   }
 }

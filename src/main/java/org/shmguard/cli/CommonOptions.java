@@ -26,6 +26,11 @@ final class CommonOptions {
     return spec.commandLine().getOut();
   }
 
+  /** Where the command's errors go. */
+  java.io.PrintWriter err() {
+    return spec.commandLine().getErr();
+  }
+
   Config loadConfig() throws ConfigException {
     return ConfigLoader.resolve(config);
   }

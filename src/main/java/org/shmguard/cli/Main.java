@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "shmguard", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
     description = "Keeps every shared-memory tmpfs on a GPU host healthy: finds NCCL segments leaked by dead jobs, proves nobody holds them, and reaps them with evidence.",
-    subcommands = {ScanCommand.class, CleanCommand.class, DaemonCommand.class, DoctorCommand.class, AdviseCommand.class, CheckCommand.class, CdiCommand.class,
+    subcommands = {ScanCommand.class, CleanCommand.class, DaemonCommand.class, DoctorCommand.class, AdviseCommand.class, CheckCommand.class, ReloadCommand.class, CdiCommand.class,
         VersionCommand.class, CommandLine.HelpCommand.class},
     footer = {"", "Exit status: 0 ok, 1 a problem found, 2 usage, 70 internal error, 75 (daemon) another daemon already runs, 78 bad configuration.",
         "Configuration: /etc/shmguard/shmguard.yaml (see the README for every key)."})

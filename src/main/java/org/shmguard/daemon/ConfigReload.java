@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * drop-ins, and applies it; or, when it is invalid, keeps the one running and says why. Between
  * RELOADING=1 and READY=1 to systemd; one journal event either way ({@code config_reloaded} with
  * the keys applied and those that wait for a restart, or {@code config_rejected} with the file,
- * line and key); a rejected reload stays in the status line until a reload succeeds. Which keys a
+ * line and key, written by the alert sink alone, so the journal has it once); a rejected reload stays in the status line until a reload succeeds. Which keys a
  * reload applies is {@link ConfigChanges}'s to say.
  *
  * <pre>{@code
@@ -54,8 +54,14 @@ final class ConfigReload {
     this.notifier = notifier;
   }
 
-  /** One reload, start to end; a second signal meanwhile waits for this one. */
-  synchronized void reload() {
+  /**
+   * What a reload came to: {@code applied} and the journal's line for it, or not and why (the
+   * rejection's file, line and key, or the failure).
+   */
+  record Verdict(boolean applied, String message) {}
+
+  /** One reload, start to end; a second signal (or RELOAD) meanwhile waits for this one. */
+  synchronized Verdict reload() {
     // Before the first pass systemd still waits for READY=1 from it: a reload then must not send one early.
     boolean tell = daemon.ready();
     if (tell) {
@@ -66,12 +72,13 @@ final class ConfigReload {
       try {
         loaded = source.load();
       } catch (ConfigException e) {
-        rejected(e);
-        return;
+        return new Verdict(false, rejected(e));
       }
-      apply(loaded);
+      return apply(loaded);
     } catch (RuntimeException e) {
-      LOG.error("the reload failed ({}); the configuration before it stays in force where it was not yet applied", e.toString(), e);
+      String message = "the reload failed (" + e + "); the configuration before it stays in force where it was not yet applied";
+      LOG.error("{}", message, e);
+      return new Verdict(false, message);
     } finally {
       if (tell) {
         notifier.ready(daemon.statusLine());
@@ -79,7 +86,7 @@ final class ConfigReload {
     }
   }
 
-  private void apply(Config loaded) {
+  private Verdict apply(Config loaded) {
     List<String> changed = ConfigChanges.between(running, loaded);
     List<String> applied = new ArrayList<>();
     List<String> waiting = new ArrayList<>();
@@ -91,11 +98,12 @@ final class ConfigReload {
     } catch (TimeoutException e) {
       pending = "; a pass has run for over " + APPLY_WAIT_SECONDS + " s: the settings apply once it returns";
     } catch (ExecutionException e) {
-      LOG.warn("the reloaded configuration was not applied: {}", e.getCause().getMessage());
-      return;
+      String message = "the reloaded configuration was not applied: " + e.getCause().getMessage();
+      LOG.warn("{}", message);
+      return new Verdict(false, message);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return;
+      return new Verdict(false, "the reload was interrupted");
     }
     logLevel.accept(next.log().level());
     running = next;
@@ -104,21 +112,21 @@ final class ConfigReload {
         + (applied.isEmpty() ? "no change to apply" : "applied " + String.join(", ", applied) + " from the next pass")
         + (waiting.isEmpty() ? "" : "; " + String.join(", ", waiting) + " take effect at the next restart (systemctl restart shmguard)")
         + (next.reap().dryRun() ? "; dry run: nothing is reaped or remounted" : "") + pending;
-    LOG.info("{}", message);
     sink.emit(Alert.of(EventKind.CONFIG_RELOADED, message)
         .with("SHM_CONFIG", loaded.source())
         .with("SHM_CHANGED", applied.isEmpty() ? null : String.join(",", applied))
         .with("SHM_RESTART_NEEDED", waiting.isEmpty() ? null : String.join(",", waiting)));
+    return new Verdict(true, message);
   }
 
-  private void rejected(ConfigException e) {
+  private String rejected(ConfigException e) {
     String message = "configuration reload rejected, running on with " + running.source() + ": "
         + String.join("; ", e.lines());
-    LOG.error("{}", message);
     sink.emit(Alert.of(EventKind.CONFIG_REJECTED, message)
         .with("SHM_CONFIG_FILE", e.source())
         .with("SHM_CONFIG_LINE", e.line() > 0 ? e.line() : null)
         .with("SHM_CONFIG_KEY", e.key()));
     daemon.note("; reload rejected (" + e.format() + "), running on the configuration before it");
+    return message;
   }
 }

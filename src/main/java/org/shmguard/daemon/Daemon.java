@@ -55,6 +55,8 @@ public final class Daemon implements AutoCloseable {
   /** Set by begin(): the worker thread and the schedules. */
   private Thread thread;
   private Schedules schedules;
+  /** RELOAD's action once the service has a configuration file to read again; null before, or without one. */
+  private volatile ConfigReload reload;
 
   private Daemon(Worker worker, Poll poll, Config.Daemon settings, HostPaths paths, Engine engine, Planner planner,
       Remounter remounter, boolean actInUserNamespaces) {
@@ -96,12 +98,13 @@ public final class Daemon implements AutoCloseable {
       LOG.warn("shmguard starting in a dry run: it reports what it would reap and remount, and changes nothing");
     }
     AlertSink sink = outputs.sink();
-    LOG.info("shmguard starting with {}: sweep every {}, {}, rediscovery every {}, grace {}, patterns {}, deny {}{}; {}",
+    // One short line an operator reads whole: the files, the schedule, what it may reap, where alerts go.
+    LOG.info("shmguard starting with {}: sweep {}, {}, rediscovery {}, grace {}, reaps {}{}{}; {}",
         config.source(), Durations.human(d.interval()),
-        d.heartbeat().compareTo(d.interval()) < 0 ? "heartbeat every " + Durations.human(d.heartbeat()) : "no heartbeat",
-        Durations.human(d.rediscover()),
-        Durations.human(config.reap().grace()), config.reap().patterns(), config.reap().deny(),
-        config.reap().dryRun() ? ", dry run" : "", sink.describe());
+        d.heartbeat().compareTo(d.interval()) < 0 ? "heartbeat " + Durations.human(d.heartbeat()) : "no heartbeat",
+        Durations.human(d.rediscover()), Durations.human(config.reap().grace()), words(config.reap().patterns()),
+        config.reap().deny().isEmpty() ? "" : " but not " + words(config.reap().deny()),
+        config.reap().dryRun() ? " (dry run)" : "", sink.describe());
     Config.Capacity c = config.capacity();
     Planner planner = new Planner(config.reap().policy(), config.remount().policy(), c.policy(), c.topHolders());
     Engine engine = Engine.create(config, paths, planner, remounter);
@@ -151,6 +154,11 @@ public final class Daemon implements AutoCloseable {
     }
   }
 
+  /** Globs as the configuration writes them, space-separated: "nccl-* torch_*". */
+  private static String words(java.util.List<?> globs) {
+    return globs.stream().map(Object::toString).collect(java.util.stream.Collectors.joining(" "));
+  }
+
   /** The worker thread's side of this daemon (tests ask it directly). */
   Worker worker() {
     return worker;
@@ -159,7 +167,15 @@ public final class Daemon implements AutoCloseable {
   /** What root may ask over the advice socket (a clean pass, a remount, a container's size): requests to this daemon's worker. */
   RootRequests rootRequests() {
     return new RootRequests(worker, remounter == null ? null
-        : new ContainerShmSizer(new ContainerShmFinder(paths, actInUserNamespaces), remounter));
+        : new ContainerShmSizer(new ContainerShmFinder(paths, actInUserNamespaces), remounter), () -> {
+          ConfigReload r = reload;
+          return r == null ? null : r.reload();
+        });
+  }
+
+  /** RELOAD over the socket runs {@code r} from now on, as SIGHUP does. */
+  void reloadWith(ConfigReload r) {
+    this.reload = r;
   }
 
   /** A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap. */

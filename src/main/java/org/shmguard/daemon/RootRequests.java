@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.shmguard.advice.HostActions;
 import org.shmguard.advice.ProtocolException;
 import org.shmguard.engine.PassReport;
@@ -18,7 +19,8 @@ import org.shmguard.remedy.RemountOutcome;
 /**
  * What root may ask over the advice socket, as requests to the daemon's worker: {@code CLEAN} is a
  * pass now (or a dry run), {@code REMOUNT} a remount on the pass thread, {@code PREPARE} a starting
- * container's /dev/shm sized on the pass thread; each is answered from the report it came to,
+ * container's /dev/shm sized on the pass thread, {@code RELOAD} the configuration read again
+ * (as SIGHUP reads it, answered with its verdict); each is answered from the report it came to,
  * which the daemon's outputs were told first (its alerts, its metrics).
  * The server checks the peer before either is asked.
  *
@@ -33,10 +35,25 @@ final class RootRequests implements HostActions {
   private final Worker worker;
   /** Sizes a starting container's /dev/shm (PREPARE); null when this daemon does not remount. */
   private final ContainerShmSizer sizer;
+  /** Runs one reload and gives its verdict; null when this daemon has no configuration file to read again. */
+  private final Supplier<ConfigReload.Verdict> reload;
 
-  RootRequests(Worker worker, ContainerShmSizer sizer) {
+  RootRequests(Worker worker, ContainerShmSizer sizer, Supplier<ConfigReload.Verdict> reload) {
     this.worker = worker;
     this.sizer = sizer;
+    this.reload = reload;
+  }
+
+  @Override
+  public String reload() throws ProtocolException {
+    ConfigReload.Verdict v = reload.get();
+    if (v == null) {
+      throw new ProtocolException(ProtocolException.UNAVAILABLE, "this daemon was started without a configuration file to read again");
+    }
+    if (!v.applied()) {
+      throw new ProtocolException(ProtocolException.REJECTED, v.message());
+    }
+    return v.message();
   }
 
   @Override

@@ -100,7 +100,7 @@ public final class Service implements AutoCloseable {
     AdviceService advice = null;
     Daemon daemon = null;
     try {
-      Outputs outputs = new Outputs(journal.describe() + "; counted in the metrics")
+      Outputs outputs = new Outputs(journal.describe())
           .add(new AlertOutput(journal)).add(metrics);
       Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC()).dryRun(config.reap().dryRun());
       HolderState state = HolderState.at(options.stateDirectory(), paths);
@@ -114,6 +114,9 @@ public final class Service implements AutoCloseable {
       daemon.begin();
       ConfigReload reload = options.reloadFrom() == null ? null
           : new ConfigReload(options.reloadFrom(), config, daemon, options.logLevel(), outputs.sink(), notifier);
+      if (reload != null) {
+        daemon.reloadWith(reload);
+      }
       return new Service(metrics, advice, daemon, state, reload);
     } catch (IOException | RuntimeException | Error e) {
       if (daemon != null) {

@@ -26,10 +26,10 @@ public final class Doctor {
     this.checks = List.copyOf(checks);
   }
 
-  /** Every check, most important first: shm size, leaks, hidden usage, logind, tmpfiles, NVLS, cuMem import, daemon, visibility. */
+  /** Every check, most important first: shm size, leaks, hidden usage, logind, tmpfiles, NVLS, cuMem import, daemon, OCI hook, visibility. */
   public static Doctor standard() {
     return new Doctor(List.of(new ShmSizeCheck(), new LeakCheck(), new HiddenUsageCheck(), new RemoveIpcCheck(),
-        new TmpfilesSweepCheck(), new NvlsHeadroomCheck(), new CuMemImportCheck(), new DaemonCheck(), new VisibilityCheck()));
+        new TmpfilesSweepCheck(), new NvlsHeadroomCheck(), new CuMemImportCheck(), new DaemonCheck(), new OciHookCheck(), new VisibilityCheck()));
   }
 
   /**

@@ -27,6 +27,13 @@ import java.util.regex.Pattern;
  * does. Walks through other namespaces' roots are capped, so that no number of stalled
  * namespaces can make the host's own mounts unreachable.
  *
+ * <p>A walk that overran its deadline is stalled only when it is waiting in the kernel and makes
+ * no progress ({@link WalkProgress}): a walk that runs, waits for a CPU (a host whose cores are
+ * all busy, when its /dev/shm fills), or has not been scheduled yet is given another deadline, up
+ * to {@link #STARVED_LIMIT} in all. A tmpfs never waits on a server; a FUSE or network
+ * filesystem that stopped answering leaves the walk asleep in its system call, and that is told
+ * at the first deadline as before.
+ *
  * <pre>{@code
  * StatxResult st = PathWalks.shared().run("/proc/4242/root/dev/shm", () -> Linux.get().stat(path));
  * }</pre>
@@ -34,6 +41,9 @@ import java.util.regex.Pattern;
 public final class PathWalks {
   /** Long enough for a slow but live server; a tmpfs answers in microseconds. */
   public static final Duration DEADLINE = Duration.ofSeconds(2);
+  /** The longest a walk that keeps making progress (a starved CPU) is waited for, before it counts as stalled: well inside a pass's 30 s. */
+  static final int STARVED_DEADLINES = 5;
+  public static final Duration STARVED_LIMIT = DEADLINE.multipliedBy(STARVED_DEADLINES);
   /** Stuck walks through other namespaces' roots kept at most: each holds a thread. */
   static final int MAX_STUCK_IN_NAMESPACES = 32;
   private static final Pattern THROUGH_NAMESPACE = Pattern.compile("/proc/[0-9]+/root(/|$)");
@@ -106,7 +116,9 @@ public final class PathWalks {
     }
     long started = System.nanoTime();
     CompletableFuture<T> result = new CompletableFuture<>();
+    WalkProgress progress = new WalkProgress(started);
     THREADS.execute(() -> {
+      progress.begin();
       try {
         result.complete(walk.run());
       } catch (IOException | RuntimeException e) {
@@ -114,11 +126,24 @@ public final class PathWalks {
       }
     });
     try {
-      return result.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      abandon(path, inNamespace, started, result);
-      throw new Stalled(path + " did not answer within " + deadline.toMillis() + " ms: its filesystem (or one on the"
-          + " way to it) is not answering; skipped until it answers");
+      long slice = deadline.toNanos() / 4;
+      while (true) {
+        try {
+          return result.get(slice, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+          long now = System.nanoTime();
+          progress.look(now);
+          long waited = now - started;
+          // Past the deadline, a walk asleep in the kernel for half of it is stalled; one that runs or
+          // waits for a CPU (a busy host, not a filesystem that stopped answering) is waited for, up to the limit.
+          if (waited >= deadline.toNanos() && (progress.stillSince(now) >= deadline.toNanos() / 2
+              || waited >= deadline.toNanos() * STARVED_DEADLINES)) {
+            abandon(path, inNamespace, started, result);
+            throw new Stalled(path + " did not answer within " + deadline.toMillis() + " ms: its filesystem (or one on the"
+                + " way to it) is not answering; skipped until it answers");
+          }
+        }
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       abandon(path, inNamespace, started, result);

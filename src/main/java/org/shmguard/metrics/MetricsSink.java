@@ -49,7 +49,7 @@ public interface MetricsSink {
   default void remounted(RemountOutcome o) {
     remounted(o.mount(), null, switch (o.result()) {
       case GROWN -> "ok";
-      case REFUSED -> "refused";
+      case REFUSED, UNNEEDED -> "refused";
       case FAILED -> "failed";
     });
   }

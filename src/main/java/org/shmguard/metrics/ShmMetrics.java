@@ -80,7 +80,15 @@ public final class ShmMetrics implements MetricsSink {
 
   public static ShmMetrics create() {
     String v = ShmMetrics.class.getPackage().getImplementationVersion();
-    return new ShmMetrics(v == null ? "development" : v);
+    return new ShmMetrics(v == null ? "development" : packageVersion(v));
+  }
+
+  /**
+   * The version as the packages name it, so a fleet's build_info matches dpkg -l and rpm -q: the
+   * build's 0.1.0-SNAPSHOT is the packages' 0.1.0~SNAPSHOT (a ~ sorts a snapshot before its release).
+   */
+  static String packageVersion(String buildVersion) {
+    return buildVersion.replace("-SNAPSHOT", "~SNAPSHOT");
   }
 
   @Override

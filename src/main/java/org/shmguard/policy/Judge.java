@@ -49,7 +49,9 @@ public final class Judge {
     List<String> blockers = new ArrayList<>(snap.problems());
     if (policy.requireHostPidNamespace() && !snap.hostPidNamespace()) {
       blockers.add("shmguard is not in the host's PID namespace, so it cannot see every process that may hold a "
-          + "segment; run it on the host (or with hostPID) to let it reap");
+          + "segment, and reaps nothing: in a sandbox of your own (unshare -p with its own /dev/shm, where no process "
+          + "outside can hold its files) set reap.requireHostPidNamespace: false; for the host's files, run it in the "
+          + "host's PID namespace (hostPID in Kubernetes)");
     }
     List<Assessment> candidates = new ArrayList<>();
     if (blockers.isEmpty()) {

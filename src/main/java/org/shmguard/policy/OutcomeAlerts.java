@@ -28,7 +28,8 @@ public final class OutcomeAlerts {
   /** The event for one remount's outcome: grown, refused (the policy, a dry run) or failed. */
   public static Alert remounted(RemountResult o) {
     EventKind kind = o.grown() ? EventKind.REMOUNT_GROWN : o.failed() ? EventKind.REMOUNT_FAILED : EventKind.REMOUNT_REFUSED;
-    return Alert.of(kind, o.summary())
+    Alert a = Alert.of(kind, o.summary());
+    return (o.unneeded() ? a.atMost(6) : a)
         .with("SHM_MOUNT", o.mount())
         .with("SHM_SIZE_BEFORE", o.fromBytes())
         .with("SHM_SIZE_AFTER", o.toBytes())

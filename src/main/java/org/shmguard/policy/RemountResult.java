@@ -11,6 +11,11 @@ public interface RemountResult {
   /** The tmpfs was grown. */
   boolean grown();
 
+  /** Nothing was asked of the tmpfs: it already holds what was needed (an info, not a refusal to warn about). */
+  default boolean unneeded() {
+    return false;
+  }
+
   /** Something went wrong on the way (the mount is gone, the kernel refused the new size). */
   boolean failed();
 

@@ -70,9 +70,8 @@ public final class ContainerShmSizer {
       ContainerShmPolicy.Sizing s = new ContainerShmPolicy(policy.max())
           .size(c.gpus(), usage.sizeBytes(), f.memoryLimitBytes(), remounter.ramBytes());
       if (s.enough()) {
-        RemountOutcome left = new RemountOutcome(RemountOutcome.Result.REFUSED, m.displayName(), usage.sizeBytes(),
+        RemountOutcome left = new RemountOutcome(RemountOutcome.Result.UNNEEDED, m.displayName(), usage.sizeBytes(),
             usage.sizeBytes(), who + ": " + s.reason(), m.options(), m.options());
-        LOG.info("{}", left.summary());
         return new Outcome(Outcome.Result.FITS, who + ": " + s.reason(), left);
       }
       remounter.forget(m.dev()); // a new tmpfs: a cooldown on its device number was another tmpfs's

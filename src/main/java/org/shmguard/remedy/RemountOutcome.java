@@ -7,7 +7,13 @@ package org.shmguard.remedy;
 public record RemountOutcome(Result result, String mount, long fromBytes, long toBytes, String detail,
     String optionsBefore, String optionsAfter) implements org.shmguard.policy.RemountResult {
 
-  public enum Result { GROWN, REFUSED, FAILED }
+  /** UNNEEDED: the mount already holds what was asked (a container's own --shm-size is enough); nothing is wrong. */
+  public enum Result { GROWN, REFUSED, UNNEEDED, FAILED }
+
+  @Override
+  public boolean unneeded() {
+    return result == Result.UNNEEDED;
+  }
 
   @Override
   public boolean grown() {
@@ -24,7 +30,7 @@ public record RemountOutcome(Result result, String mount, long fromBytes, long t
     return switch (result) {
       case GROWN -> "grew " + mount + " from " + org.shmguard.text.Bytes.human(fromBytes) + " to "
           + org.shmguard.text.Bytes.human(toBytes) + "; options now " + optionsAfter;
-      case REFUSED -> "did not remount " + mount + ": " + detail;
+      case REFUSED, UNNEEDED -> "did not remount " + mount + ": " + detail;
       case FAILED -> "failed to remount " + mount + ": " + detail;
     };
   }

@@ -103,7 +103,6 @@ public final class Remounter {
     String name = mount.displayName();
     if (!mount.mayAct()) {
       String why = "shmguard only reports this mount: " + mount.reportOnly();
-      LOG.info("not remounting {} ({}): {}", name, trigger, why);
       return new RemountOutcome(RemountOutcome.Result.REFUSED, name, 0, 0, why, "", "");
     }
     try (MountHandle h = MountReach.open(mount)) {
@@ -117,16 +116,13 @@ public final class Remounter {
           lastRemount.get(mount.dev()), now);
       String opts = options(before);
       if (!d.grow()) {
-        LOG.info("not remounting {} ({}): {}", name, trigger, d.reason());
         return new RemountOutcome(RemountOutcome.Result.REFUSED, name, d.fromBytes(), d.fromBytes(), d.reason(), opts, opts);
       }
       if (dryRun) {
         String would = "dry run: would " + d.reason() + " (" + Bytes.human(usage.usedBytes()) + " used); nothing remounted";
-        LOG.warn("not remounting {} ({}): {}", name, trigger, would);
         return new RemountOutcome(RemountOutcome.Result.REFUSED, name, d.fromBytes(), d.fromBytes(), would, opts, opts);
       }
       lastRemount.put(mount.dev(), now);
-      LOG.warn("remounting {} ({}): {}, {} bytes used; options before: {}", name, trigger, d.reason(), usage.usedBytes(), opts);
       try {
         h.reconfigureSize(d.toBytes());
       } catch (IOException e) {
@@ -136,7 +132,6 @@ public final class Remounter {
       MountEntry after = entry(mount);
       String optsAfter = after == null ? "(gone)" : options(after);
       long sizeAfter = h.usage().sizeBytes();
-      LOG.warn("remounted {}: size {} -> {} bytes; options after: {}", name, d.fromBytes(), sizeAfter, optsAfter);
       if (sizeAfter != d.toBytes()) {
         LOG.error("after the remount of {}, its size is {} bytes, not the {} asked for", name, sizeAfter, d.toBytes());
       }
@@ -145,7 +140,9 @@ public final class Remounter {
         LOG.error("after the remount of {}, {}", name, changed != null ? changed
             : mount.path() + " no longer leads to mount " + mount.mountId());
       }
-      return new RemountOutcome(RemountOutcome.Result.GROWN, name, d.fromBytes(), sizeAfter, d.reason(), opts, optsAfter);
+      // The remount_grown event is the one line for it: what asked (its SHM_REASON), from what to what, the options after.
+      return new RemountOutcome(RemountOutcome.Result.GROWN, name, d.fromBytes(), sizeAfter, trigger + ": " + d.reason() + ", "
+          + Bytes.human(usage.usedBytes()) + " used", opts, optsAfter);
     } catch (IOException e) {
       LOG.error("cannot remount {}: {}", name, e.getMessage());
       return new RemountOutcome(RemountOutcome.Result.FAILED, name, 0, 0, e.getMessage(), "", "");

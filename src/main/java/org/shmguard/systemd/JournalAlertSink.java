@@ -63,7 +63,7 @@ public final class JournalAlertSink implements AlertSink {
 
   @Override
   public String describe() {
-    return "alerts go to journald (SHMGUARD_EVENT=... fields; journalctl -x explains each)";
+    return "alerts to journald (journalctl -x explains each)";
   }
 
   /** The log sink, saying why journald is not used. */

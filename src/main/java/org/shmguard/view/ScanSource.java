@@ -17,10 +17,14 @@ public record ScanSource(boolean daemon, String passAt, Boolean stale, Long stal
     return new ScanSource(false, null, null, null, why);
   }
 
-  /** The first line of the text form of a daemon's answer. */
+  /**
+   * The first line of the text form of a daemon's answer: "From the shmguard daemon's last pass,
+   * at 2026-11-28T12:28:44Z; shmguard scan --local makes a fresh one here".
+   */
   public String line() {
-    return "From the shmguard daemon's pass at " + passAt + (Boolean.TRUE.equals(stale)
-        ? ": STALE, older than " + staleAfterSeconds + "s (its passes may have stopped; scan --local scans here)"
-        : " (scan --local scans here)");
+    String at = java.time.Instant.parse(passAt).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
+    return "From the shmguard daemon's last pass, at " + at + (Boolean.TRUE.equals(stale)
+        ? ": STALE, older than " + staleAfterSeconds + "s (its passes may have stopped)" : "")
+        + "; shmguard scan --local makes a fresh one here";
   }
 }

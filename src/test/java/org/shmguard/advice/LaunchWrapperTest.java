@@ -139,6 +139,23 @@ class LaunchWrapperTest {
         + "[advice: shm-disable]: needs 9.2 MiB of /var/lib/kubelet/pods/");
   }
 
+  /** A mount name in UTF-8 (two and three bytes a character): the line is cut at 160 characters, never inside one. */
+  @Test
+  void aLongMountNameInUtf8IsCutAtCharactersNotBytes() throws Exception {
+    Path bin = Files.createDirectories(dir.resolve("utf8-bin"));
+    String mount = "/srv/équipe-日本/" + "données-".repeat(20) + "/dshm";
+    Path fake = bin.resolve("fake_client.py");
+    Files.writeString(fake, "# -*- coding: utf-8 -*-\nimport sys\nsys.stdout.buffer.write('NCCL_SHM_DISABLE=1\\nSHMGUARD_ADVICE=shm-disable\\n"
+        + "SHMGUARD_MOUNT=" + mount + "\\nSHMGUARD_REASON=why\\nSHMGUARD_NEEDED_BYTES=9663676\\nSHMGUARD_FREE_BYTES=2097152\\n'.encode())\n");
+
+    Run r = launch(Asker.PYTHON, Map.of("SHMGUARD_CLIENT", fake.toString()), "--local-ranks", "4");
+
+    assertThat(r.err.lines()).hasSize(1);
+    String line = r.err.strip();
+    assertThat(line.codePointCount(0, line.length())).as(line).isEqualTo(160);
+    assertThat(line).endsWith("...").contains("needs 9.2 MiB of /srv/équipe-日本/données-").doesNotContain("\uFFFD");
+  }
+
   @ParameterizedTest
   @EnumSource(Asker.class)
   void aSingleNodeJobWithP2pIsToldItFits(Asker asker) throws Exception {

@@ -25,7 +25,7 @@ class DoctorTest {
 
     assertThat(report.problem()).as(report.findings().toString()).isFalse();
     assertThat(report.checks()).extracting(DoctorReport.CheckRun::name).containsExactly("shm-size", "leaks", "hidden-usage",
-        "logind", "tmpfiles", "nvls-headroom", "cumem-import", "daemon", "visibility");
+        "logind", "tmpfiles", "nvls-headroom", "cumem-import", "daemon", "oci-hook", "visibility");
   }
 
   @Test

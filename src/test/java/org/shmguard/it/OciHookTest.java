@@ -26,7 +26,9 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.shmguard.cli.Main;
 import org.shmguard.systemd.Journald;
+import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Cmd;
+import org.shmguard.testing.ContainersDirs;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Podman;
 import org.shmguard.testing.Sandbox;
@@ -34,7 +36,9 @@ import org.shmguard.testing.TestConfig;
 
 /**
  * The OCI hook as podman 4.3 with runc runs it, configured by the shipped hooks.d file
- * (packaging/oci/shmguard-shm.json, its path pointed at this checkout's launcher), and the CDI
+ * (packaging/oci/shmguard-shm.json, its path pointed at this checkout's launcher) placed where
+ * podman reads hooks by default, with no {@code --hooks-dir} (/usr/share/containers/oci/hooks.d,
+ * a private copy bound over the machine's: {@link ContainersDirs}), and the CDI
  * spec {@code shmguard cdi generate} writes, in the sandbox's own /run/cdi: containers started with
  * {@code --shm-size=64m} and {@code NVIDIA_VISIBLE_DEVICES=0,1,2,3} (no GPU is needed for the
  * hook's decision) see, at their first instruction, the /dev/shm their GPUs call for, within
@@ -71,8 +75,10 @@ class OciHookTest {
             .contains("SHMGUARD_SIZE_BYTES=" + GIB).contains("SHMGUARD_ADVICE=");
         JsonNode grown = journal("remount_grown", four.id);
         assertThat(grown.get("MESSAGE").asText()).startsWith("grew podman:" + four.id.substring(0, 12) + ":/dev/shm from 64.0M to 1.0G; options now rw,nosuid,nodev,noexec,relatime rw,size=1048576k");
-        assertThat(read(d.log)).contains("container " + four.id.substring(0, 12) + " (pid ")
+        assertThat(grown.get("SHM_REASON").asText()).contains("container " + four.id.substring(0, 12) + " (pid ")
             .contains("starts with 4 GPU(s), asked by its OCI hook: 4 GPUs need up to ");
+        assertThat(grown.get("PRIORITY").asText()).isEqualTo("5");
+        assertThat(read(d.log)).as("the event is the one line for a grow").doesNotContain("remounting podman:").doesNotContain("remounted ");
 
         Run limited = s.run(List.of("--shm-size=64m", "-e", GPUS4, "--memory=512m"), "df -k /dev/shm | tail -1");
         assertThat(limited.shmKib()).as("capped by its memory limit").isEqualTo(512 * MIB / KIB);
@@ -80,13 +86,15 @@ class OciHookTest {
 
         Run liar = s.run(List.of("--shm-size=64m", "--annotation", "shmguard.io/gpus=10000"), "df -k /dev/shm | tail -1");
         assertThat(liar.shmKib()).as("10,000 GPUs get remount.maxSize").isEqualTo(2 * GIB / KIB);
-        assertThat(read(d.log)).contains("10000 GPUs (sized as 1024, the most counted) need up to ")
-            .contains("capped by remount.maxSize (2147483648 bytes)");
+        assertThat(journal("remount_grown", liar.id).get("SHM_REASON").asText())
+            .contains("10000 GPUs (sized as 1024, the most counted) need up to ").contains("capped by remount.maxSize (2147483648 bytes)");
 
         Run enough = s.run(List.of("--shm-size=2g", "-e", GPUS4), "df -k /dev/shm | tail -1");
         assertThat(enough.shmKib()).as("its own --shm-size is enough").isEqualTo(2 * GIB / KIB);
-        assertThat(journal("remount_refused", enough.id).get("MESSAGE").asText())
-            .contains("its /dev/shm of 2.0G is already enough for 4 GPUs");
+        JsonNode enoughEvent = journal("remount_refused", enough.id);
+        assertThat(enoughEvent.get("MESSAGE").asText()).contains("its /dev/shm of 2.0G is already enough for 4 GPUs");
+        assertThat(enoughEvent.get("PRIORITY").asText()).as("nothing is wrong: an info, not a warning").isEqualTo("6");
+        assertThat(read(d.log)).as("said once, by the event").doesNotContain("already enough");
 
         Run plain = s.run(List.of("--shm-size=64m"), "df -k /dev/shm | tail -1");
         assertThat(plain.shmKib()).as("no GPU: left alone").isEqualTo(64 * MIB / KIB);
@@ -115,6 +123,30 @@ class OciHookTest {
             + " s.sendall(b'PREPARE v1 container=" + four.id + " pid=2 gpus=4\\n'); s.shutdown(socket.SHUT_WR);"
             + " print(s.recv(4096).decode())");
         assertThat(asUser).startsWith("ERR v1 denied PREPARE changes the host and only root may ask it");
+      }
+    }
+  }
+
+  @Test
+  void aHookLinkedIntoEtcIsNotRunByPodmanAndTheDoctorSaysSoInTheDefaultDirectoryItIs() throws Exception {
+    Sandbox.require();
+    try (Journald journald = Journald.start(); Setup s = Setup.create()) {
+      s.hooks = s.containers.etcHooksDir(); // where the README said to link it before: podman 4.3 does not read it
+      try (Daemon d = s.daemon("remount:\n  enabled: true\n  targetSize: 1G\n  maxSize: 2G\n")) {
+        Run missed = s.run(List.of("--shm-size=64m", "-e", GPUS4), "df -k /dev/shm | tail -1");
+        assertThat(missed.shmKib()).as("no hook ran").isEqualTo(64 * MIB / KIB);
+        CliRun doctor = CliRun.of("doctor", "-c", s.dir.resolve("shmguard.yaml").toString());
+        assertThat(doctor.out()).as(doctor.out()).contains("[oci-hook-unread] the shmguard OCI hook is not run by podman:"
+            + " /etc/containers/oci/hooks.d/shmguard-shm.json is in a directory podman does not read, so no container's"
+            + " /dev/shm is sized at its start")
+            .contains("podman reads hooks from /usr/share/containers/oci/hooks.d: its built-in default")
+            .contains("fix: ln -s /usr/share/shmguard/oci/shmguard-shm.json /usr/share/containers/oci/hooks.d/");
+
+        Files.move(s.hooks.resolve("shmguard-shm.json"), s.containers.hooksDir().resolve("shmguard-shm.json"));
+        Run sized = s.run(List.of("--shm-size=64m", "-e", GPUS4), "df -k /dev/shm | tail -1");
+        assertThat(sized.shmKib()).as("the hook ran from podman's default directory").isEqualTo(GIB / KIB);
+        assertThat(CliRun.of("doctor", "-c", s.dir.resolve("shmguard.yaml").toString()).out())
+            .contains("[oci-hook-on] the shmguard OCI hook is on for podman: /usr/share/containers/oci/hooks.d/shmguard-shm.json");
       }
     }
   }
@@ -205,15 +237,15 @@ class OciHookTest {
   /** A podman set-up with the shipped hook, a CDI spec directory, and a directory for the daemon. */
   private static final class Setup implements AutoCloseable {
     final Podman podman = Podman.create();
+    final ContainersDirs containers = ContainersDirs.bind();
     final Path dir;
-    final Path hooks;
+    /** Where the hook goes: the directory podman reads by default. */
+    Path hooks = containers.hooksDir();
     Run last;
 
     private Setup(Path dir) throws IOException {
       this.dir = dir;
       Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x")); // users reach the socket
-      this.hooks = Files.createDirectories(dir.resolve("hooks.d"));
-      podman.withHooksDir(hooks);
       for (String applet : new String[] {"df", "ls", "tail"}) {
         Files.createSymbolicLink(podman.rootfs().resolve("bin").resolve(applet), Path.of("busybox"));
       }
@@ -286,6 +318,7 @@ class OciHookTest {
     @Override
     public void close() throws IOException {
       podman.close();
+      containers.close();
       Files.deleteIfExists(CDI.resolve("shmguard.yaml"));
       try (Stream<Path> all = Files.walk(dir)) {
         all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

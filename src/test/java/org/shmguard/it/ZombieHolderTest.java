@@ -3,10 +3,14 @@ package org.shmguard.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.InputStreamReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
@@ -30,14 +34,15 @@ class ZombieHolderTest {
       // The holder's parent execs sleep, which never waits for its children: a killed holder stays a
       // zombie. The holder holds until its stdin closes, so it gets the test's pipe, not the
       // /dev/null sh gives a background job.
+      Path err = Files.createTempFile(Files.createDirectories(Sandbox.MOUNTS), "zombie-holder-", ".err");
       Process parent = new ProcessBuilder("sh", "-c",
           "exec 3<&0; \"$0\" -Xshare:auto -XX:TieredStopAtLevel=1 -cp \"$1\" org.shmguard.testing.HolderProcess map \"$2\" <&3 &"
               + " echo $!; exec sleep 600",
-          Sandbox.javaBinary(), System.getProperty("java.class.path"), seg.toString()).start();
+          Sandbox.javaBinary(), System.getProperty("java.class.path"), seg.toString()).redirectError(err.toFile()).start();
       try {
         BufferedReader out = new BufferedReader(new InputStreamReader(parent.getInputStream()));
-        int holder = Integer.parseInt(out.readLine().trim());
-        assertThat(out.readLine()).isEqualTo("ready");
+        int holder = Integer.parseInt(line(out, err).trim());
+        assertThat(line(out, err)).isEqualTo("ready");
         Judgement held = engine.judge();
         assertThat(held.segments()).singleElement().extracting(a -> a.verdict()).isEqualTo(Verdict.HELD);
 
@@ -50,8 +55,30 @@ class ZombieHolderTest {
           assertThat(a.reason()).contains("every process that held it has exited");
         });
       } finally {
+        parent.descendants().forEach(ProcessHandle::destroyForcibly);
         parent.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        Files.deleteIfExists(err);
       }
+    }
+  }
+
+  /** The harness's next line, within a minute; else the test fails with what it wrote on stderr, instead of hanging. */
+  private static String line(BufferedReader out, Path err) throws Exception {
+    CompletableFuture<String> next = CompletableFuture.supplyAsync(() -> {
+      try {
+        return out.readLine();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    });
+    try {
+      String l = next.get(60, TimeUnit.SECONDS);
+      if (l == null) {
+        throw new AssertionError("the holder's harness ended without a line; its stderr:\n" + Files.readString(err));
+      }
+      return l;
+    } catch (TimeoutException e) {
+      throw new AssertionError("no line from the holder's harness within 60 s; its stderr:\n" + Files.readString(err));
     }
   }
 

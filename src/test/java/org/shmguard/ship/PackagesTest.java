@@ -94,7 +94,8 @@ class PackagesTest {
     }
     if (Files.exists(Path.of("systemd/shmguard.service"))) {
       assertThat(Cmd.run("sh", "-c", "dpkg-deb --fsys-tarfile " + deb + " | tar -xO ./lib/systemd/system/shmguard.service"))
-          .as("the packaged unit runs the launcher").contains("\nExecStart=/usr/bin/shmguard daemon\n");
+          .as("the packaged unit runs the launcher").contains("\nExecStart=/usr/bin/shmguard daemon\n")
+          .contains("\nExecReload=/usr/bin/shmguard reload\n");
     }
   }
 

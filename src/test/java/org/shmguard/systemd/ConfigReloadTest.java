@@ -102,6 +102,53 @@ class ConfigReloadTest {
     }
   }
 
+  @Test
+  void reloadOverTheSocketExitsNonZeroOnARejectedDropInAndTheJournalSaysEachOnce() throws Exception {
+    Sandbox.require();
+    try (TmpfsMount shm = TmpfsMount.create("size=8m,mode=1777")) {
+      Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "reload-socket-");
+      Path main = dir.resolve("shmguard.yaml");
+      Path socket = dir.resolve("advice.sock");
+      Files.copy(TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  grace: 1h\n  requireHostPidNamespace: false\n"
+          + "advice:\n  socket: " + socket + "\n  envFile: " + dir.resolve("advice.env") + "\n"), main);
+      Path dropIns = Files.createDirectory(dir.resolve("shmguard.yaml.d"));
+      Path log = dir.resolve("daemon.log");
+      Process daemon = new ProcessBuilder(Sandbox.javaBinary(), "-XX:+UseSerialGC", "-Xmx64m", "-XX:TieredStopAtLevel=1",
+          "-cp", System.getProperty("java.class.path"), "org.shmguard.cli.Main", "daemon", "-c", main.toString())
+          .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      try {
+        Eventually.until("the daemon's socket", PATIENCE, () -> read(log).contains("advice socket listening on"));
+        Files.writeString(dropIns.resolve("20-interval.yaml"), "reap:\n  grace: 2h\n");
+        org.shmguard.testing.CliRun good = org.shmguard.testing.CliRun.of("reload", "--socket", socket.toString());
+        assertThat(good.status()).as(good.err()).isZero();
+        assertThat(good.out()).startsWith("configuration reloaded from " + main + " + shmguard.yaml.d/20-interval.yaml: applied reap.grace");
+        Eventually.until("the config_reloaded line", PATIENCE, () -> read(log).contains("config_reloaded"));
+        long reloaded = read(log).lines().filter(l -> l.contains("configuration reloaded from")).count();
+        assertThat(reloaded).as("said once").isEqualTo(1);
+
+        Path bad = dropIns.resolve("30-bad.yaml");
+        Files.writeString(bad, "# a typo\nreap:\n  dryRun: yes please\n");
+        org.shmguard.testing.CliRun rejected = org.shmguard.testing.CliRun.of("reload", "--socket", socket.toString());
+        assertThat(rejected.status()).as("a rejected drop-in fails the reload").isEqualTo(1);
+        assertThat(rejected.err()).startsWith("shmguard reload: rejected: configuration reload rejected, running on with " + main)
+            .contains(bad + ":3: reap.dryRun:");
+        long rejectedLines = read(log).lines().filter(l -> l.contains("configuration reload rejected")).count();
+        assertThat(rejectedLines).as("said once").isEqualTo(1);
+        assertThat(daemon.isAlive()).isTrue();
+
+        org.shmguard.testing.CliRun noDaemon = org.shmguard.testing.CliRun.of("reload", "--socket", dir.resolve("none.sock").toString());
+        assertThat(noDaemon.status()).isEqualTo(3);
+        assertThat(noDaemon.err()).startsWith("shmguard reload: no daemon answers on " + dir.resolve("none.sock"));
+      } catch (AssertionError e) {
+        throw new AssertionError(e.getMessage() + "\ndaemon's output:\n" + read(log), e);
+      } finally {
+        daemon.destroy();
+        daemon.waitFor(30, TimeUnit.SECONDS);
+        daemon.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+      }
+    }
+  }
+
   private static void hup(Process daemon) throws Exception {
     assertThat(new ProcessBuilder("kill", "-HUP", String.valueOf(daemon.pid())).inheritIO().start().waitFor()).isZero();
   }

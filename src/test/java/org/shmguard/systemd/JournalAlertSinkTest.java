@@ -91,7 +91,7 @@ class JournalAlertSinkTest {
     org.shmguard.testing.Sandbox.require();
     AlertSink sink = JournalAlertSink.choose(); // no journald in the sandbox's /run now
     assertThat(sink).isNotInstanceOf(JournalAlertSink.class);
-    assertThat(sink.describe()).contains("journald is not running").contains("alerts go to the log");
+    assertThat(sink.describe()).contains("journald is not running").contains("alerts to standard error");
     sink.emit(Alert.of(EventKind.SUMMARY, "a summary with nowhere but the log to go"));
   }
 

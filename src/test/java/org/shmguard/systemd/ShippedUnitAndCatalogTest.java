@@ -60,6 +60,20 @@ class ShippedUnitAndCatalogTest {
   }
 
   @Test
+  void unitsDocumentationNamesPagesThePackagesInstall() throws Exception {
+    String doc = Files.readAllLines(UNIT).stream().filter(l -> l.startsWith("Documentation=")).findFirst().orElseThrow();
+    for (String uri : doc.substring("Documentation=".length()).split(" ")) {
+      if (uri.startsWith("man:")) {
+        assertThat(uri).isIn("man:shmguard(1)", "man:shmguard.yaml(5)", "man:shmguard-launch(1)");
+      } else {
+        // The packages copy docs/*.md to /usr/share/doc/shmguard/docs/ (pom.xml).
+        assertThat(uri).startsWith("file:///usr/share/doc/shmguard/docs/");
+        assertThat(Path.of("docs", uri.substring("file:///usr/share/doc/shmguard/docs/".length()))).isRegularFile();
+      }
+    }
+  }
+
+  @Test
   void unitKeepsTheHostsMountNamespace() throws Exception {
     String unit = Files.readString(UNIT);
     for (String option : new String[] {"ProtectSystem=", "ProtectHome=", "PrivateTmp=", "PrivateDevices=",

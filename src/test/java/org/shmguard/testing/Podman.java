@@ -39,8 +39,6 @@ public final class Podman implements AutoCloseable {
   /** Every container's cgroup goes under this parent of the set-up's own, removed by {@link #close}. */
   private final String cgroupParent;
   private final List<Process> started = new ArrayList<>();
-  /** podman's own options, before "run" (--hooks-dir). */
-  private final List<String> podmanOptions = new ArrayList<>();
   private boolean closed;
 
   private Podman(Path dir, String rootfs) {
@@ -66,12 +64,6 @@ public final class Podman implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-  }
-
-  /** Runs every container with the OCI hooks configured in {@code dir} (podman's --hooks-dir). */
-  public Podman withHooksDir(Path dir) {
-    podmanOptions.addAll(List.of("--hooks-dir", dir.toString()));
-    return this;
   }
 
   /** The busybox root filesystem every container runs in; a test may add files to it. */
@@ -142,7 +134,6 @@ public final class Podman implements AutoCloseable {
       cmd.add("--rm");
     }
     cmd.addAll(List.of("--runtime", "runc", "--network=none", "--cgroup-parent", cgroupParent));
-    cmd.addAll(1, podmanOptions);
     cmd.addAll(options);
     cmd.addAll(List.of("--rootfs", rootfs));
     cmd.addAll(List.of(command));
