@@ -10,8 +10,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.shmguard.testing.CProgram;
+import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Cmd;
-import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 
@@ -21,7 +21,6 @@ import org.shmguard.testing.TmpfsMount;
  * pass complete, when shmguard runs with exactly the unit's capabilities (CapabilityBoundingSet).
  */
 class NonDumpableHolderTest {
-  private static final String UNIT_CAPS = "-all,+sys_ptrace,+dac_read_search,+dac_override,+fowner,+lease,+sys_admin";
 
   @Test
   void aNonDumpableHoldersFdAndMappingKeepTheirSegmentsUnderTheUnitsCapabilities() throws Exception {
@@ -44,9 +43,7 @@ class NonDumpableHolderTest {
               .isEqualTo("0");
         }
 
-        Cmd.Result r = Cmd.exec("setpriv", "--bounding-set", UNIT_CAPS, "--inh-caps", "-all", Sandbox.javaBinary(),
-            "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), "org.shmguard.cli.Main",
-            "clean", "--json", "-c", TestConfig.watching(watched.path(), "0s").toString());
+        Cmd.Result r = CliRun.asUnit("clean", "--json", "-c", TestConfig.watching(watched.path(), "0s").toString());
 
         assertThat(r.status()).as(r.err()).isZero();
         JsonNode json = new ObjectMapper().readTree(r.out());

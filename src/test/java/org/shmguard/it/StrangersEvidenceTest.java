@@ -17,11 +17,11 @@ import org.shmguard.alert.EventKind;
 import org.shmguard.daemon.Daemon;
 import org.shmguard.host.HostPaths;
 import org.shmguard.systemd.ServiceNotifier;
+import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.PidNsCreator;
 import org.shmguard.testing.RecordingSink;
-import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 
@@ -34,7 +34,6 @@ import org.shmguard.testing.TmpfsMount;
  */
 class StrangersEvidenceTest {
   private static final Duration PATIENCE = Duration.ofSeconds(60);
-  private static final String UNIT_CAPS = "-all,+sys_ptrace,+dac_read_search,+dac_override,+fowner,+lease,+sys_admin";
 
   /**
    * A python3 process of {@code uid} that holds {@code path} as {@code how} ("path": O_PATH,
@@ -163,9 +162,7 @@ class StrangersEvidenceTest {
         Cmd.run("chown", "1000:1000", leak.toString());
         Thread.sleep(11_000); // past the 10 s grace
 
-        Cmd.Result r = Cmd.exec("setpriv", "--bounding-set", UNIT_CAPS, "--inh-caps", "-all", Sandbox.javaBinary(),
-            "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), "org.shmguard.cli.Main",
-            "clean", "--json", "-c", TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  requireHostPidNamespace: false\n"
+        Cmd.Result r = CliRun.asUnit("clean", "--json", "-c", TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  requireHostPidNamespace: false\n"
                 + "families:\n  pytorch:\n    grace: 10s\n").toString());
 
         assertThat(r.status()).as(r.err()).isZero();

@@ -9,9 +9,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.PidNsCreator;
-import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 
@@ -23,7 +23,6 @@ import org.shmguard.testing.TmpfsMount;
  * lookup nor keeps another job's leak with a pid of their own made after it.
  */
 class UserPidNamespaceCreatorTest {
-  private static final String UNIT_CAPS = "-all,+sys_ptrace,+dac_read_search,+dac_override,+fowner,+lease,+sys_admin";
 
   @Test
   void aUsersOwnPidNamespaceNeitherStallsTheLookupNorKeepsAnotherJobsLeakWithALaterPid() throws Exception {
@@ -45,9 +44,7 @@ class UserPidNamespaceCreatorTest {
         assertThat(Cmd.run("stat", "-c", "%U", mine.toString()).strip()).isEqualTo("nobody");
         Thread.sleep(11_000); // past the 10 s grace
 
-        Cmd.Result r = Cmd.exec("setpriv", "--bounding-set", UNIT_CAPS, "--inh-caps", "-all", Sandbox.javaBinary(),
-            "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), "org.shmguard.cli.Main",
-            "clean", "--json", "-c", TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  requireHostPidNamespace: false\n"
+        Cmd.Result r = CliRun.asUnit("clean", "--json", "-c", TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  requireHostPidNamespace: false\n"
                 + "families:\n  pytorch:\n    grace: 10s\n").toString());
 
         assertThat(r.status()).as(r.err()).isZero();

@@ -26,6 +26,21 @@ public record CliRun(int status, String out, String err) {
     return run.json();
   }
 
+  /**
+   * The capabilities the shipped unit leaves the daemon (its CapabilityBoundingSet=), for setpriv's
+   * --bounding-set: a test runs shmguard as the unit runs it, not as the test's full root.
+   */
+  public static final String UNIT_CAPS = "-all,+sys_ptrace,+dac_read_search,+dac_override,+fowner,+lease,+sys_admin";
+
+  /** The command line in a JVM of its own under the unit's capability bounding set, no inherited capabilities. */
+  public static Cmd.Result asUnit(String... args) {
+    java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of("setpriv", "--bounding-set", UNIT_CAPS,
+        "--inh-caps", "-all", Sandbox.javaBinary(), "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+        "org.shmguard.cli.Main"));
+    command.addAll(java.util.List.of(args));
+    return Cmd.exec(command.toArray(String[]::new));
+  }
+
   public JsonNode json() {
     try {
       return JSON.readTree(out);
