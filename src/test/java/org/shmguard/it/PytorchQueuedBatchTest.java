@@ -124,6 +124,9 @@ class PytorchQueuedBatchTest {
             .allMatch(l -> l.endsWith(" OK"));
         assertThat(sink.of(EventKind.SEGMENT_REAPED)).as("no batch reaped").isEmpty();
         assertThat(sink.of(EventKind.SEGMENT_LEAKED)).as("no batch alerted as leaked").isEmpty();
+        assertThat(org.shmguard.view.ScanText.scan(pass.judgement(), true)).as("scan's table").contains("waiting");
+        assertThat(org.shmguard.view.Json.write(org.shmguard.view.ScanView.of(pass.judgement(), true)))
+            .as("scan --json").containsPattern("\"verdict\"\\s*:\\s*\"waiting\"");
         assertThat(torch).as("the batches in the queue, past the grace").hasSize(11).allSatisfy(a -> {
           assertThat(a.verdict().label()).as(a.reason()).isEqualTo("waiting");
           assertThat(a.reason()).containsPattern("unheld and unchanged for 1[0-9]s \\(grace 10s\\), but its job may "
