@@ -155,7 +155,7 @@ public final class TorchManagerLookup {
     }
     long pidNs = proc.namespaceInode(pid, "pid");
     long start = ticks < 0 || bootNanos < 0 ? -1 : bootNanos + ticks * (1_000_000_000L / CreatorLookup.TICKS_PER_SECOND);
-    return new TorchManagers.Manager(pid, uid, Math.max(pidNs, -1), start, socket, clients, atShm);
+    return new TorchManagers.Manager(pid, uid, Math.max(pidNs, -1), Math.max(ticks, -1), start, socket, clients, atShm);
   }
 
   /** The filesystem uid (the fourth field of {@code Uid:}), or -1. */

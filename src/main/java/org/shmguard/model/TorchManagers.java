@@ -39,6 +39,8 @@ public record TorchManagers(boolean looked, List<Manager> managers, String probl
    * @param uid its filesystem uid (the fourth field of {@code Uid:} in /proc/PID/status), the
    *     owner the files its clients create get
    * @param pidNamespace the inode of its PID namespace, for people
+   * @param startTicks its start in clock ticks since boot (field 22 of /proc/PID/stat), -1 unknown:
+   *     with its pid, what tells it from a later process
    * @param startNanos when it started, as wall-clock nanoseconds since the epoch; -1 unknown
    * @param socket the path its listening socket is bound to ({@code /tmp/torch-shm-dir-XXXXXX/manager.sock}
    *     in its own mount namespace), or null when it has none
@@ -46,7 +48,7 @@ public record TorchManagers(boolean looked, List<Manager> managers, String probl
    * @param atShm the devices its mount namespace has at /dev/shm (where it unlinks the names
    *     registered with it); null when its mountinfo could not be read
    */
-  public record Manager(int hostPid, int uid, long pidNamespace, long startNanos, String socket, int clients,
+  public record Manager(int hostPid, int uid, long pidNamespace, long startTicks, long startNanos, String socket, int clients,
       Set<Dev> atShm) {
     public Manager {
       if (clients < 0) {

@@ -57,8 +57,16 @@ class PytorchQueuedBatchTest {
   }
 
   private void startDaemonOn(TmpfsMount shm) throws Exception {
-    daemon = Daemon.start(TestConfig.load(TestConfig.write("mounts: [" + shm.path() + "]\n"
-        + "reap:\n  requireHostPidNamespace: false\ndaemon:\n  interval: 1s\nfamilies:\n  pytorch:\n    grace: "
+    startDaemonOn(shm, "daemon:\n  interval: 1s\n");
+  }
+
+  private void startDaemonOn(TmpfsMount shm, String daemonSection) throws Exception {
+    startDaemonOn(shm.path(), daemonSection);
+  }
+
+  private void startDaemonOn(Path shm, String daemonSection) throws Exception {
+    daemon = Daemon.start(TestConfig.load(TestConfig.write("mounts: [" + shm + "]\n"
+        + "reap:\n  requireHostPidNamespace: false\n" + daemonSection + "families:\n  pytorch:\n    grace: "
         + GRACE.toSeconds() + "s\n")), HostPaths.system(), sink, ServiceNotifier.none());
   }
 
@@ -86,9 +94,30 @@ class PytorchQueuedBatchTest {
   }
 
   private static List<String> torchFiles(TmpfsMount shm) throws IOException {
-    try (Stream<Path> files = Files.list(shm.path())) {
+    return torchFiles(shm.path());
+  }
+
+  private static List<String> torchFiles(Path shm) throws IOException {
+    try (Stream<Path> files = Files.list(shm)) {
       return files.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("torch_")).sorted().toList();
     }
+  }
+
+  /** SIGKILLs the consumer and the manager together (the producer has exited). */
+  private static void killWhole(Process job, Layout layout, List<String> lines) throws InterruptedException {
+    if (layout == Layout.OWN_PID_NAMESPACE) {
+      job.destroyForcibly(); // --kill-child: the namespace's init gets SIGKILL, and with it every process there
+    } else {
+      // The manager is the producer's child, left to the sandbox's init when the producer exited.
+      int managerPid = lines.stream().filter(l -> l.startsWith("manager ")).map(l -> Integer.parseInt(l.substring(8)))
+          .findFirst().orElseThrow();
+      ProcessHandle manager = ProcessHandle.of(managerPid).orElseThrow();
+      assertThat(manager.info().command().orElse("")).endsWith("torch_shm_manager");
+      job.descendants().forEach(ProcessHandle::destroyForcibly);
+      manager.destroyForcibly();
+      job.destroyForcibly();
+    }
+    assertThat(job.waitFor(20, TimeUnit.SECONDS)).isTrue();
   }
 
   private static void endJob(Process job) throws InterruptedException {
@@ -153,19 +182,7 @@ class PytorchQueuedBatchTest {
         List<String> left = torchFiles(shm);
         assertThat(left).hasSize(11);
         long killed = System.nanoTime();
-        if (layout == Layout.OWN_PID_NAMESPACE) {
-          job.destroyForcibly(); // --kill-child: the namespace's init gets SIGKILL, and with it every process there
-        } else {
-          // The manager is the producer's child, left to the sandbox's init when the producer exited.
-          int managerPid = lines.stream().filter(l -> l.startsWith("manager ")).map(l -> Integer.parseInt(l.substring(8)))
-              .findFirst().orElseThrow();
-          ProcessHandle manager = ProcessHandle.of(managerPid).orElseThrow();
-          assertThat(manager.info().command().orElse("")).endsWith("torch_shm_manager");
-          job.descendants().forEach(ProcessHandle::destroyForcibly);
-          manager.destroyForcibly();
-          job.destroyForcibly();
-        }
-        assertThat(job.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        killWhole(job, layout, lines);
         for (String name : left) {
           Alert reaped = sink.awaitSegment(EventKind.SEGMENT_REAPED, name, GRACE.plusSeconds(10)).alert();
           assertThat(reaped.field("SHM_REASON")).contains("has exited");
@@ -175,6 +192,83 @@ class PytorchQueuedBatchTest {
         assertThat(sink.of(EventKind.SEGMENT_LEAKED)).as(sink.describe()).isEmpty();
       } finally {
         endJob(job);
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Layout.class)
+  void aWaitingJobKilledWholeHasItsBatchesReapedOnItsManagersExitNotAtTheNextSweep(Layout layout) throws Exception {
+    Assumptions.assumeTrue(PYTHON.toFile().canExecute(), "Debian's python3-torch is not installed");
+    try (TmpfsMount shm = TmpfsMount.create("size=256m")) {
+      // The sweep and the heartbeat an hour away: only the grace's end and events bring a pass.
+      startDaemonOn(shm, "daemon:\n  interval: 1h\n  heartbeat: 1h\n");
+      Process job = job(shm, layout);
+      try {
+        BufferedReader out = new BufferedReader(new InputStreamReader(job.getInputStream(), StandardCharsets.UTF_8));
+        List<String> lines = new ArrayList<>();
+        readUntil(out, "producer exited", lines);
+        assertThat(lines).as(String.join("\n", lines)).contains("producer exited 0");
+        List<String> left = torchFiles(shm);
+        assertThat(left).hasSize(11);
+        Thread.sleep(GRACE.plusSeconds(3).toMillis());
+        PassReport pass = daemon.passNow().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        assertThat(pass.judgement().segments()).filteredOn(a -> a.segment().displayName().startsWith("torch_"))
+            .hasSize(11).allSatisfy(a -> assertThat(a.verdict().label()).as(a.reason()).isEqualTo("waiting"));
+
+        long killed = System.nanoTime();
+        killWhole(job, layout, lines);
+        for (String name : left) {
+          Alert reaped = sink.awaitSegment(EventKind.SEGMENT_REAPED, name, Duration.ofSeconds(10)).alert();
+          assertThat(reaped.field("SHM_REASON")).contains("has exited");
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - killed)).as("from the kill to the last reap").isLessThan(Duration.ofSeconds(5));
+        assertThat(torchFiles(shm)).isEmpty();
+        assertThat(sink.of(EventKind.SEGMENT_LEAKED)).as(sink.describe()).isEmpty();
+      } finally {
+        endJob(job);
+      }
+    }
+  }
+
+  /**
+   * The job on the sandbox's own /dev/shm, in the daemon's mount and PID namespaces, its batches
+   * waiting past the grace with the sweep an hour away: killed whole, they are reaped within 5 s.
+   */
+  @org.junit.jupiter.api.Test
+  void aWaitingJobOnTheHostsDevShmKilledWholeIsReapedOnItsManagersExit() throws Exception {
+    Assumptions.assumeTrue(PYTHON.toFile().canExecute(), "Debian's python3-torch is not installed");
+    Assumptions.assumeTrue(System.getenv("SHMGUARD_SANDBOX") != null, "needs the test sandbox's own /dev/shm");
+    Path shm = Path.of("/dev/shm");
+    assertThat(torchFiles(shm)).isEmpty();
+    startDaemonOn(shm, "daemon:\n  interval: 1h\n  heartbeat: 1h\n");
+    Path script = Path.of(getClass().getResource("/pytorch/producer_exits.py").toURI());
+    ProcessBuilder pb = new ProcessBuilder(PYTHON.toString(), script.toString()).redirectErrorStream(true);
+    pb.environment().put("TMPDIR", tmp.toString());
+    Process job = pb.start();
+    try {
+      BufferedReader out = new BufferedReader(new InputStreamReader(job.getInputStream(), StandardCharsets.UTF_8));
+      List<String> lines = new ArrayList<>();
+      readUntil(out, "producer exited", lines);
+      assertThat(lines).as(String.join("\n", lines)).contains("producer exited 0");
+      List<String> left = torchFiles(shm);
+      assertThat(left).hasSize(11);
+      Thread.sleep(GRACE.plusSeconds(3).toMillis());
+      PassReport pass = daemon.passNow().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+      assertThat(pass.judgement().segments()).filteredOn(a -> a.segment().displayName().startsWith("torch_"))
+          .hasSize(11).allSatisfy(a -> assertThat(a.verdict().label()).as(a.reason()).isEqualTo("waiting"));
+
+      long killed = System.nanoTime();
+      killWhole(job, Layout.DAEMONS_PID_NAMESPACE, lines);
+      for (String name : left) {
+        sink.awaitSegment(EventKind.SEGMENT_REAPED, name, Duration.ofSeconds(10));
+      }
+      assertThat(Duration.ofNanos(System.nanoTime() - killed)).as("from the kill to the last reap").isLessThan(Duration.ofSeconds(5));
+      assertThat(torchFiles(shm)).isEmpty();
+    } finally {
+      endJob(job);
+      for (String name : torchFiles(shm)) {
+        Files.deleteIfExists(shm.resolve(name));
       }
     }
   }

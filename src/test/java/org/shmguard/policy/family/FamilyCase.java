@@ -210,7 +210,7 @@ final class FamilyCase {
    * or not ({@code atShm}). The file is owned by uid 1000.
    */
   FamilyCase torchManager(int pid, int uid, int clients, Duration ago, boolean atShm) {
-    torchManagers.add(new org.shmguard.model.TorchManagers.Manager(pid, uid, 4026531836L, nanos(NOW.minus(ago)),
+    torchManagers.add(new org.shmguard.model.TorchManagers.Manager(pid, uid, 4026531836L, 5000, nanos(NOW.minus(ago)),
         "/tmp/torch-shm-dir-Ab12Cd/manager.sock", clients, atShm ? Set.of(DEV) : Set.of()));
     return this;
   }
