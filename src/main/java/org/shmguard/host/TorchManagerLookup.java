@@ -35,8 +35,9 @@ import org.shmguard.nativ.ProcCalls;
  * with its listener's path: read from its fd links ({@code socket:[INODE]}) and the unix table of
  * its own network namespace ({@code /proc/PID/net/unix}).
  *
- * <p>Cost: one read of /proc/PID/stat per live process (the command is in it), and, per manager
- * only, its status, fd links, unix table and mountinfo. A process that exits meanwhile is
+ * <p>Cost, only on a pass with an unheld file a manager may keep: one read of /proc/PID/stat per
+ * live process (the command is in it), and, per manager, its status, fd links and unix table, and
+ * its mount namespace's mountinfo once per namespace. A process that exits meanwhile is
  * skipped; one that cannot be read is named in {@link TorchManagers#problem()}.
  */
 public final class TorchManagerLookup {
