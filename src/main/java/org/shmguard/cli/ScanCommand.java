@@ -16,7 +16,8 @@ import org.shmguard.view.ScanOutput;
     description = {"Show every watched shm mount with its file counts, and each file a reap pattern allows (the oldest reap.examineLimit per mount): size, age, NCCL kind, holders and verdict. Changes nothing on the host.",
         "Run by root while the daemon runs, it shows the daemon's last pass (its verdicts know which holders exited); otherwise,"
             + " or with --local, --config or --host-root, it scans here."},
-    footer = {"", "Verdicts: held, grace (unheld but recent), leaked, failed-creation (0-byte NCCL file), ignored.",
+    footer = {"", "Verdicts: held, grace (unheld but recent), waiting (its live job may still receive it), leaked,",
+        "failed-creation (0-byte NCCL file), ignored.",
         "Exit status: 0 done, 1 --daemon-only and no daemon answered, 2 usage, 78 bad configuration."})
 final class ScanCommand implements Callable<Integer> {
   @Mixin CommonOptions common;

@@ -528,16 +528,30 @@ final class Worker implements Runnable {
     }
   }
 
-  /** Holders of visible segments that a pattern lets shmguard reap: the exits worth waiting for. */
+  /**
+   * Holders of visible segments that a pattern lets shmguard reap, and the torch_shm_managers
+   * waiting files wait on: the exits worth waiting for.
+   */
   private static Map<Integer, ProcessInfo> heldByWatchedPids(Judgement j) {
     Map<Integer, ProcessInfo> pids = new HashMap<>();
+    boolean waiting = false;
     for (Assessment a : j.segments()) {
+      waiting |= a.verdict() == Verdict.WAITING;
       if (a.verdict() == Verdict.HELD) {
         for (var h : a.holders()) {
           ProcessInfo info = j.snapshot().processes().get(h.pid());
           if (info != null) {
             pids.putIfAbsent(h.pid(), info);
           }
+        }
+      }
+    }
+    if (waiting) {
+      // A waiting file's job ends when its manager exits (its last client gone, or SIGKILLed with
+      // them): its files are judged again at once, not at the next sweep.
+      for (var m : j.snapshot().torchManagers().managers()) {
+        if (m.clients() > 0 && m.startTicks() >= 0) {
+          pids.putIfAbsent(m.hostPid(), new ProcessInfo(m.hostPid(), "torch_shm_manag", m.uid(), null, null, m.startTicks()));
         }
       }
     }

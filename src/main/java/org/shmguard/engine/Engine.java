@@ -96,7 +96,8 @@ public final class Engine {
     return new Observer(paths, config.autoDiscover(), config.mountPaths(),
         config.namespaces().actInUserNamespaces(), clock, selection(config), config.reap().examineTotal(),
         config.namespaces().reportLimit(), config.runtimes())
-        .lookingUpCreators(config.reap().policy().families()::creatorPid);
+        .lookingUpCreators(config.reap().policy().families()::creatorPid)
+        .lookingUpTorchManagers(config.reap().policy().families()::registeredWithTorchManager);
   }
 
   private static Reaper reaper(Observer observer, HostPaths paths) {

@@ -48,6 +48,9 @@ public final class Observer {
   private final CreatorLookup creators;
   /** The creator pid a file's name gives, if any: the pids looked up in every PID namespace. */
   private java.util.function.Function<String, java.util.OptionalInt> creatorPid = name -> java.util.OptionalInt.empty();
+  private final TorchManagerLookup torchManagers;
+  /** Whether a file of this name may be registered with a torch_shm_manager: the managers are looked for when one is unheld. */
+  private java.util.function.Predicate<String> torchManaged = name -> false;
   private MountDiscovery.Result lastFound;
   /** The previous pass's holders: files held then are kept apart from the oldest unheld (see SegmentLister). */
   private org.shmguard.model.HolderIndex lastHolders = org.shmguard.model.HolderIndex.empty();
@@ -86,6 +89,7 @@ public final class Observer {
     this.holders = new HolderScanner(paths);
     this.details = new ProcessDetails(paths);
     this.creators = new CreatorLookup(paths);
+    this.torchManagers = new TorchManagerLookup(paths);
     this.auto = auto;
     this.configured = List.copyOf(configured);
     this.clock = clock;
@@ -97,6 +101,15 @@ public final class Observer {
    */
   public Observer lookingUpCreators(java.util.function.Function<String, java.util.OptionalInt> namePid) {
     this.creatorPid = java.util.Objects.requireNonNull(namePid, "namePid");
+    return this;
+  }
+
+  /**
+   * Looks up, on every pass that finds an unheld file {@code registered} says a
+   * {@code torch_shm_manager} may keep, the live managers and whom they serve ({@link TorchManagerLookup}).
+   */
+  public Observer lookingUpTorchManagers(java.util.function.Predicate<String> registered) {
+    this.torchManaged = java.util.Objects.requireNonNull(registered, "registered");
     return this;
   }
 
@@ -179,18 +192,27 @@ public final class Observer {
     }
     Set<Integer> named = new java.util.HashSet<>();
     Set<Dev> namedOn = new java.util.HashSet<>();
+    Set<Dev> managedOn = new java.util.HashSet<>();
     for (Segment s : segments) {
-      java.util.OptionalInt pid = pass.index().isHeld(s.key()) ? java.util.OptionalInt.empty() : creatorPid.apply(s.nameText());
+      if (pass.index().isHeld(s.key())) {
+        continue;
+      }
+      java.util.OptionalInt pid = creatorPid.apply(s.nameText());
       if (pid.isPresent()) {
         named.add(pid.getAsInt());
         namedOn.add(s.mountDev());
       }
+      if (torchManaged.test(s.nameText())) {
+        managedOn.add(s.mountDev());
+      }
     }
+    org.shmguard.model.TorchManagers managers = managedOn.isEmpty() ? org.shmguard.model.TorchManagers.none()
+        : torchManagers.find(pass.livePids(), managedOn);
     Coverage coverage = new Coverage(examineTotal, segments.size(), reportOnly.mounts(), reportOnly.files(),
         found.namespacesLeftOut(), reportLimit);
     return new Snapshot(takenAt, mounts, segments, pass.index(), pass.livePids(), infos, pass.problems(),
         warnings, PidNamespace.isInitial(), pass.processes(), contents,
-        creators.find(named, pass.livePids(), namedOn), coverage);
+        creators.find(named, pass.livePids(), namedOn), coverage, managers);
   }
 
   /** How many report-only mounts were measured, and the files their statvfs counts. */

@@ -18,6 +18,7 @@ import java.util.Objects;
  *     {@link MountContents#limit()} of each mount's files, the ones a reap pattern allows
  * @param creators the live processes that may be the creators unheld files' names give by pid
  * @param coverage what the pass left unexamined over the whole host (the global budget)
+ * @param torchManagers the live {@code torch_shm_manager} processes and whom they serve, where looked for
  */
 public record Snapshot(
     Instant takenAt,
@@ -32,7 +33,16 @@ public record Snapshot(
     int processesScanned,
     List<MountContents> contents,
     CreatorCandidates creators,
-    Coverage coverage) {
+    Coverage coverage,
+    TorchManagers torchManagers) {
+
+  /** A snapshot that did not look for PyTorch's shm managers: no file waits on one. */
+  public Snapshot(Instant takenAt, List<ShmMount> mounts, List<Segment> segments, HolderIndex holders, BitSet livePids,
+      Map<Integer, ProcessInfo> processes, List<String> problems, List<String> warnings, boolean hostPidNamespace,
+      int processesScanned, List<MountContents> contents, CreatorCandidates creators, Coverage coverage) {
+    this(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
+        processesScanned, contents, creators, coverage, TorchManagers.none());
+  }
 
   /** A snapshot that looked up no creator pid: no name's creator can be proved dead from it. */
   public Snapshot(Instant takenAt, List<ShmMount> mounts, List<Segment> segments, HolderIndex holders, BitSet livePids,
@@ -78,12 +88,19 @@ public record Snapshot(
     contents = List.copyOf(contents);
     Objects.requireNonNull(creators, "creators");
     Objects.requireNonNull(coverage, "coverage");
+    Objects.requireNonNull(torchManagers, "torchManagers");
   }
 
   /** The same snapshot with {@code found} as its creator candidates (fixtures). */
   public Snapshot withCreators(CreatorCandidates found) {
     return new Snapshot(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
-        processesScanned, contents, found, coverage);
+        processesScanned, contents, found, coverage, torchManagers);
+  }
+
+  /** The same snapshot with {@code found} as the PyTorch shm managers it saw (fixtures). */
+  public Snapshot withTorchManagers(TorchManagers found) {
+    return new Snapshot(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
+        processesScanned, contents, creators, coverage, found);
   }
 
   @Override

@@ -111,6 +111,11 @@ public final class Judge {
       verdict = Verdict.GRACE;
       reason = "unheld but changed " + Durations.human(age) + " ago; grace is " + Durations.human(grace);
     }
+    String waiting = verdict == Verdict.LEAKED ? WaitingInJob.why(family, s, snap) : null;
+    if (waiting != null) {
+      verdict = Verdict.WAITING;
+      reason = reason + ", but " + waiting;
+    }
     boolean mayReap = allowed != null || (settings != null && settings.reap());
     if (!mayReap && writersGone != null && family != null && family.reapedOnceWritersGone()) {
       mayReap = true;

@@ -52,6 +52,12 @@ public final class FamilyRules {
     return family == null ? java.util.OptionalInt.empty() : family.creatorPid(fileName);
   }
 
+  /** Whether a file of this name is registered with its job's torch_shm_manager: the files a pass looks for managers for. */
+  public boolean registeredWithTorchManager(String fileName) {
+    SegmentFamily family = familyOf(fileName);
+    return family != null && family.registeredWithTorchManager();
+  }
+
   /** The settings of a watched family, or null when it is not watched (NCCL, or no families). */
   public FamilySettings settings(SegmentFamily family) {
     return family == null ? null : settings.get(family.name());

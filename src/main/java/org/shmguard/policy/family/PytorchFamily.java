@@ -36,6 +36,12 @@ public final class PytorchFamily extends CreatorNamed {
     return fileName.startsWith("torch_") && named(fileName);
   }
 
+  /** torch/csrc/StorageSharing.cpp shares a file_system storage through THManagedMapAllocator (libshm), which registers it. */
+  @Override
+  public boolean registeredWithTorchManager() {
+    return true;
+  }
+
   @Override
   public String pattern() {
     return "torch_*";

@@ -59,6 +59,15 @@ public interface SegmentFamily {
     return false;
   }
 
+  /**
+   * Whether every file of this family is registered with its job's {@code torch_shm_manager},
+   * which unlinks it once its last client has gone: then a live manager of the file's owner that
+   * still has clients means the file may yet be received (policy.WaitingInJob). PyTorch's only.
+   */
+  default boolean registeredWithTorchManager() {
+    return false;
+  }
+
   /** How long an unheld file must be unchanged before it counts as leaked; null: {@code reap.grace}. */
   Duration defaultGrace();
 

@@ -58,6 +58,8 @@ final class FamilyCase {
   private final List<Integer> otherFileHolders = new ArrayList<>();
   private List<Integer> containerSeen = List.of();
   private final List<String> problems = new ArrayList<>();
+  private final List<org.shmguard.model.TorchManagers.Manager> torchManagers = new ArrayList<>();
+  private String torchManagersProblem;
 
   private FamilyCase(String what) {
     this.what = what;
@@ -214,6 +216,23 @@ final class FamilyCase {
     return this;
   }
 
+  /**
+   * A live torch_shm_manager (host pid {@code pid}, filesystem uid {@code uid}, started
+   * {@code ago}) with {@code clients} connected, whose mount namespace has this tmpfs at /dev/shm
+   * or not ({@code atShm}). The file is owned by uid 1000.
+   */
+  FamilyCase torchManager(int pid, int uid, int clients, Duration ago, boolean atShm) {
+    torchManagers.add(new org.shmguard.model.TorchManagers.Manager(pid, uid, 4026531836L, 5000, nanos(NOW.minus(ago)),
+        "/tmp/torch-shm-dir-Ab12Cd/manager.sock", clients, atShm ? Set.of(DEV) : Set.of()));
+    return this;
+  }
+
+  /** The manager lookup could not read some process. */
+  FamilyCase torchManagersMissed(String problem) {
+    torchManagersProblem = problem;
+    return this;
+  }
+
   FamilyCase configured(String family, boolean reap, Duration grace) {
     settings.put(family, new FamilySettings(reap, grace));
     return this;
@@ -261,7 +280,8 @@ final class FamilyCase {
       infos.put(pid, new ProcessInfo(pid, "worker", 1000, "alice", null, start));
     });
     Snapshot snap = new Snapshot(NOW, List.of(mount), List.of(s), now.build(), live, infos, problems, List.of(), true,
-        live.cardinality()).withCreators(creators());
+        live.cardinality()).withCreators(creators())
+        .withTorchManagers(new org.shmguard.model.TorchManagers(true, torchManagers, torchManagersProblem));
     ReapPolicy policy = new ReapPolicy(Duration.ofMinutes(2), patterns, List.of(Glob.of("cuda.shm.*")), true,
         FamilyRules.of(settings));
     Judgement j = Judge.judge(snap, history, policy);
