@@ -54,7 +54,7 @@ class InstalledForRealTest {
           .contains("CHECK holder history kept in the StateDirectory (root's, 0600) and read back after the restart: ok")
           .contains("CHECK observe-only: the leak reported (segment_leaked), not reaped: ok")
           .contains("CHECK systemctl reload turned reaping on in the same process (config_reloaded): ok")
-          .contains("CHECK systemctl reload with a bad drop-in: config_rejected (file, line), still active, status says so: ok")
+          .contains("CHECK systemctl reload with a bad drop-in: exits non-zero, config_rejected (file, line), still active, status says so: ok")
           .contains("CHECK the daemon's advice file gone with the package: ok");
     }
   }
