@@ -38,11 +38,32 @@ import org.shmguard.nativ.ProcCalls;
  * <p>Cost, only on a pass with an unheld file a manager may keep: one read of /proc/PID/stat per
  * live process (the command is in it), and, per manager, its status, fd links and unix table, and
  * its mount namespace's mountinfo once per namespace. A process that exits meanwhile is
- * skipped; one that cannot be read is named in {@link TorchManagers#problem()}.
+ * skipped. Any user may name a process {@code torch_shm_manag}, so the work is bounded: at most
+ * {@link #MANAGERS_PER_UID} managers of one uid, {@link #SOCKETS_PER_MANAGER} sockets of one
+ * manager and {@link #UNIX_LINES_PER_PASS} lines of unix tables in all. A manager that cannot be
+ * read, or is past those bounds, is named for its uid ({@link TorchManagers#missedByUid()}): only
+ * that uid's files wait on it. Only a process whose owner cannot be read at all concerns every
+ * uid ({@link TorchManagers#problem()}).
  */
 public final class TorchManagerLookup {
   /** The command of a process exec'd from a file named {@code torch_shm_manager}, as the kernel truncates it. */
   static final String COMMAND = "torch_shm_manag";
+  /**
+   * The most managers of one uid a pass reads: a job has one (a node of jobs, a few). Any user may
+   * name a process torch_shm_manag; those beyond this make only that uid's files wait.
+   */
+  static final int MANAGERS_PER_UID = 8;
+  /**
+   * The most sockets of one manager a pass reads: its listening socket and one per client process
+   * of its job; a process with more is not read and makes only its uid's files wait.
+   */
+  static final int SOCKETS_PER_MANAGER = 65_536;
+  /**
+   * The most lines of unix socket tables one pass reads, all managers together: a user's network
+   * namespace can hold millions of sockets, and each manager is read in its own. A manager read
+   * past it is not read, and only its uid's files wait.
+   */
+  static final long UNIX_LINES_PER_PASS = 4_000_000;
   private static final byte[] IN_STAT = ("(" + COMMAND + ") ").getBytes(StandardCharsets.US_ASCII);
   /** __SO_ACCEPTCON in the Flags column of the unix socket table: a listening socket. */
   private static final long ACCEPTING = 0x10000;
@@ -63,6 +84,11 @@ public final class TorchManagerLookup {
   public TorchManagers find(BitSet live, Set<Dev> watched) {
     List<TorchManagers.Manager> found = new ArrayList<>();
     String problem = null;
+    // Any user may name a process torch_shm_manag: what one cannot be read, or is beyond what a
+    // pass examines for its uid, concerns that uid's files alone.
+    Map<Integer, String> missedByUid = new HashMap<>();
+    Map<Integer, Integer> examinedByUid = new HashMap<>();
+    long[] unixLinesLeft = {UNIX_LINES_PER_PASS};
     long bootNanos = bootNanos();
     // Each mount namespace's mountinfo is read once; the unix table once per manager, keeping only its sockets.
     Map<Long, Set<Dev>> shmByMountNs = new HashMap<>();
@@ -80,19 +106,39 @@ public final class TorchManagerLookup {
           continue;
         }
         long ticks = ProcessDetails.startTicks(stat, length);
+        String status;
         try {
-          TorchManagers.Manager m = manager(proc, pid, ticks, bootNanos, watched, shmByMountNs);
+          status = ProcFiles.readOrNull(paths.proc(Integer.toString(pid), "status"));
+        } catch (AccessDeniedException e) {
+          problem = "cannot read whose torch_shm_manager pid " + pid + " is: " + e.getMessage();
+          continue;
+        }
+        if (status == null) {
+          continue; // exited while we looked
+        }
+        int uid = fsUid(status);
+        if (uid < 0) {
+          problem = "cannot read whose torch_shm_manager pid " + pid + " is: /proc/" + pid + "/status has no Uid line";
+          continue;
+        }
+        if (examinedByUid.merge(uid, 1, Integer::sum) > MANAGERS_PER_UID) {
+          missedByUid.putIfAbsent(uid, "more than " + MANAGERS_PER_UID + " torch_shm_managers of uid " + uid
+              + ", more than one pass examines");
+          continue;
+        }
+        try {
+          TorchManagers.Manager m = manager(proc, pid, uid, ticks, bootNanos, watched, shmByMountNs, unixLinesLeft);
           if (m != null) {
             found.add(m);
           }
         } catch (AccessDeniedException e) {
-          problem = "cannot read torch_shm_manager pid " + pid + ": " + e.getMessage();
+          missedByUid.putIfAbsent(uid, "cannot read torch_shm_manager pid " + pid + " (uid " + uid + "): " + e.getMessage());
         }
       }
     } catch (IOException e) {
       return new TorchManagers(true, List.of(), "cannot list " + paths.proc() + ": " + e.getMessage());
     }
-    return new TorchManagers(true, found, problem);
+    return new TorchManagers(true, found, problem, missedByUid);
   }
 
   /** Whether a stat text's command is exactly torch_shm_manager's: "(torch_shm_manag) " right after the pid. */
@@ -112,23 +158,14 @@ public final class TorchManagerLookup {
     return true;
   }
 
-  /** The manager {@code pid}, or null when it exited while read. */
-  private TorchManagers.Manager manager(ProcCalls proc, int pid, long ticks, long bootNanos, Set<Dev> watched,
-      Map<Long, Set<Dev>> shmByMountNs) throws AccessDeniedException {
-    String p = Integer.toString(pid);
-    String status = ProcFiles.readOrNull(paths.proc(p, "status"));
-    if (status == null) {
-      return null;
-    }
-    int uid = fsUid(status);
-    if (uid < 0) {
-      throw new AccessDeniedException(paths.proc(p, "status").toString(), null, "no Uid line");
-    }
+  /** The manager {@code pid}, running as {@code uid}, or null when it exited while read. */
+  private TorchManagers.Manager manager(ProcCalls proc, int pid, int uid, long ticks, long bootNanos, Set<Dev> watched,
+      Map<Long, Set<Dev>> shmByMountNs, long[] unixLinesLeft) throws AccessDeniedException {
     Set<Long> sockets = socketInodes(pid);
     if (sockets == null) {
       return null;
     }
-    Map<Long, UnixSocket> table = unixTable(pid, sockets);
+    Map<Long, UnixSocket> table = unixTable(pid, sockets, unixLinesLeft);
     if (table == null) {
       return null;
     }
@@ -182,6 +219,10 @@ public final class TorchManagerLookup {
       for (Path fd : dir) {
         String link = ProcFiles.readLinkOrNull(fd);
         if (link != null && link.startsWith("socket:[") && link.endsWith("]")) {
+          if (inodes.size() == SOCKETS_PER_MANAGER) {
+            throw new AccessDeniedException(fds.toString(), null, "more than " + SOCKETS_PER_MANAGER
+                + " sockets, more than a pass reads of one torch_shm_manager");
+          }
           try {
             inodes.add(Long.parseLong(link.substring(8, link.length() - 1)));
           } catch (NumberFormatException e) {
@@ -207,9 +248,17 @@ public final class TorchManagerLookup {
    * The lines of {@code sockets} bound to a path in the unix table of the network namespace of
    * {@code pid}, by inode: "Num RefCount Protocol Flags Type St Inode Path". Null when it has gone.
    */
-  private Map<Long, UnixSocket> unixTable(int pid, Set<Long> sockets) throws AccessDeniedException {
+  private Map<Long, UnixSocket> unixTable(int pid, Set<Long> sockets, long[] linesLeft) throws AccessDeniedException {
     Map<Long, UnixSocket> table = new HashMap<>();
-    boolean read = ProcFiles.forEachLine(paths.proc(Integer.toString(pid), "net", "unix"), line -> {
+    Path file = paths.proc(Integer.toString(pid), "net", "unix");
+    if (linesLeft[0] <= 0) {
+      throw new AccessDeniedException(file.toString(), null, "this pass read its " + UNIX_LINES_PER_PASS
+          + " lines of unix socket tables already");
+    }
+    boolean read = ProcFiles.forEachLine(file, line -> {
+      if (--linesLeft[0] < 0) {
+        return; // past the budget: the rest is not parsed, and the table is not trusted below
+      }
       String[] f = line.trim().split("\\s+", 8);
       if (f.length < 8) {
         return; // a socket bound to no path
@@ -225,6 +274,10 @@ public final class TorchManagerLookup {
         // the header line
       }
     });
+    if (linesLeft[0] < 0) {
+      throw new AccessDeniedException(file.toString(), null, "longer than what is left of this pass's "
+          + UNIX_LINES_PER_PASS + " lines of unix socket tables");
+    }
     return read ? table : null;
   }
 

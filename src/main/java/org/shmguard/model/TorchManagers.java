@@ -1,6 +1,7 @@
 package org.shmguard.model;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -18,13 +19,31 @@ import java.util.Set;
  * @param looked whether the pass looked for managers at all (it does only when some unheld file
  *     could be one of theirs); when false, nothing is known and no file waits on a manager
  * @param managers every live manager found
- * @param problem why some live process could not be read (a manager may have been missed), or null
+ * @param problem why some live process could not be read at all, not even whose it is (a manager
+ *     of anyone may have been missed), or null
+ * @param missedByUid for each uid, why a manager running as that uid was not read whole (it could
+ *     not be read, or it was beyond what one pass examines for that uid): only that uid's files can
+ *     have been its, so only they wait on it
  */
-public record TorchManagers(boolean looked, List<Manager> managers, String problem) {
-  private static final TorchManagers NONE = new TorchManagers(false, List.of(), null);
+public record TorchManagers(boolean looked, List<Manager> managers, String problem, Map<Integer, String> missedByUid) {
+  private static final TorchManagers NONE = new TorchManagers(false, List.of(), null, Map.of());
 
   public TorchManagers {
     managers = List.copyOf(managers);
+    missedByUid = Map.copyOf(missedByUid);
+  }
+
+  /** Managers found, and a problem that concerns every uid's files (or none). */
+  public TorchManagers(boolean looked, List<Manager> managers, String problem) {
+    this(looked, managers, problem, Map.of());
+  }
+
+  /**
+   * Why a manager that may hold a file of {@code uid} was missed, or null: a process whose owner
+   * could not be read concerns every uid; a manager read as another uid concerns none of these files.
+   */
+  public String missedFor(int uid) {
+    return problem != null ? problem : missedByUid.get(uid);
   }
 
   /** Not looked for: no file waits on a manager. */

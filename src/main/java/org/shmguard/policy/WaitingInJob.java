@@ -29,8 +29,10 @@ import org.shmguard.policy.family.SegmentFamily;
  *       manager is started, and a later job's manager never saw this file's registration.
  * </ul>
  * A job killed whole (its manager SIGKILLed with its clients) leaves no manager: its files are
- * judged as before, by their creator's pid and the grace. Where the lookup could not read some
- * process, a manager may have been missed, and the file waits too.
+ * judged as before, by their creator's pid and the grace. Where the lookup could not read a
+ * manager of the file's owner (or a process whose owner it could not tell), a manager may have
+ * been missed, and the file waits too; a manager of another uid that could not be read keeps
+ * nothing ({@link TorchManagers#missedFor}), so no user can make another's files wait.
  */
 final class WaitingInJob {
   private WaitingInJob() {}
@@ -52,8 +54,9 @@ final class WaitingInJob {
             + " and unlinks the files registered with it once its last client has gone";
       }
     }
-    if (found.problem() != null) {
-      return "its job may still receive it: a torch_shm_manager may have been missed (" + found.problem() + ")";
+    String missed = found.missedFor(s.uid());
+    if (missed != null) {
+      return "its job may still receive it: a torch_shm_manager of its owner may have been missed (" + missed + ")";
     }
     return null;
   }

@@ -120,4 +120,30 @@ class TorchManagerLookupTest {
     assertThat(TorchManagerLookup.isManager(other, other.length)).isFalse();
     assertThat(TorchManagerLookup.fsUid("Name:\tx\nUid:\t1\t2\t3\t4\nGid:\t0\n")).isEqualTo(4);
   }
+
+  @Test
+  void whatCannotBeReadOrIsPastThePassesBoundsConcernsOnlyItsOwnUid() throws IOException {
+    process(500, "torch_shm_manag", "1000\t1000\t1000\t1000", 200, "0:42", 16601, 16603);
+    int[] pids = new int[TorchManagerLookup.MANAGERS_PER_UID + 3];
+    pids[0] = 500;
+    for (int i = 1; i <= TorchManagerLookup.MANAGERS_PER_UID + 1; i++) { // a user's processes named like managers
+      pids[i] = 600 + i;
+      process(pids[i], "torch_shm_manag", "65534\t65534\t65534\t65534", 300, "0:42", 16601);
+    }
+    Path unreadable = process(700, "torch_shm_manag", "2000\t2000\t2000\t2000", 400, "0:42", 16601);
+    Files.delete(unreadable.resolve("net/unix")); // a zombie's: no network namespace to read
+    Files.delete(unreadable.resolve("net"));
+    Files.writeString(unreadable.resolve("net"), "not a directory");
+    pids[pids.length - 1] = 700;
+
+    TorchManagers found = find(pids);
+
+    assertThat(found.problem()).as("nothing that concerns every uid").isNull();
+    assertThat(found.missedFor(1000)).as("the owner's manager was read").isNull();
+    assertThat(found.missedFor(65534)).contains("more than " + TorchManagerLookup.MANAGERS_PER_UID);
+    assertThat(found.missedFor(2000)).contains("pid 700 (uid 2000)");
+    assertThat(found.managers()).filteredOn(m -> m.uid() == 65534).hasSize(TorchManagerLookup.MANAGERS_PER_UID);
+    assertThat(found.managers()).filteredOn(m -> m.uid() == 1000).singleElement()
+        .satisfies(m -> assertThat(m.clients()).isEqualTo(1));
+  }
 }

@@ -60,6 +60,7 @@ final class FamilyCase {
   private final List<String> problems = new ArrayList<>();
   private final List<org.shmguard.model.TorchManagers.Manager> torchManagers = new ArrayList<>();
   private String torchManagersProblem;
+  private final Map<Integer, String> torchManagersMissedByUid = new HashMap<>();
 
   private FamilyCase(String what) {
     this.what = what;
@@ -233,6 +234,12 @@ final class FamilyCase {
     return this;
   }
 
+  /** The manager lookup could not read a manager running as {@code uid} (the file's owner is uid 1000). */
+  FamilyCase torchManagerMissedOf(int uid, String why) {
+    torchManagersMissedByUid.put(uid, why);
+    return this;
+  }
+
   FamilyCase configured(String family, boolean reap, Duration grace) {
     settings.put(family, new FamilySettings(reap, grace));
     return this;
@@ -281,7 +288,8 @@ final class FamilyCase {
     });
     Snapshot snap = new Snapshot(NOW, List.of(mount), List.of(s), now.build(), live, infos, problems, List.of(), true,
         live.cardinality()).withCreators(creators())
-        .withTorchManagers(new org.shmguard.model.TorchManagers(true, torchManagers, torchManagersProblem));
+        .withTorchManagers(new org.shmguard.model.TorchManagers(true, torchManagers, torchManagersProblem,
+            torchManagersMissedByUid));
     ReapPolicy policy = new ReapPolicy(Duration.ofMinutes(2), patterns, List.of(Glob.of("cuda.shm.*")), true,
         FamilyRules.of(settings));
     Judgement j = Judge.judge(snap, history, policy);

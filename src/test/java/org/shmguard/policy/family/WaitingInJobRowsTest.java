@@ -51,9 +51,19 @@ class WaitingInJobRowsTest {
             Verdict.LEAKED, true, "has exited"),
         row(batch("the job killed whole, no manager left: reaped after the grace"),
             Verdict.LEAKED, true, "unheld and unchanged for 6m (grace 5m); its creator, pid 45 (from its name), has exited"),
-        row(batch("the manager lookup could not read a process: waiting, and the reason says why")
+        row(batch("the manager lookup could not tell whose a process is: waiting, and the reason says why")
             .torchManagersMissed("cannot read /proc/777/stat"),
-            Verdict.WAITING, false, "a torch_shm_manager may have been missed (cannot read /proc/777/stat)"),
+            Verdict.WAITING, false, "a torch_shm_manager of its owner may have been missed (cannot read /proc/777/stat)"),
+        row(batch("the owner's manager could not be read: waiting, and the reason says why")
+            .torchManagerMissedOf(1000, "cannot read torch_shm_manager pid 777 (uid 1000): /proc/777/fd: no such directory"),
+            Verdict.WAITING, false, "a torch_shm_manager of its owner may have been missed (cannot read torch_shm_manager "
+                + "pid 777 (uid 1000)"),
+        row(batch("another user's process named torch_shm_manag that cannot be read keeps nothing: reaped")
+            .torchManagerMissedOf(65534, "cannot read torch_shm_manager pid 778 (uid 65534): a zombie's fds"),
+            Verdict.LEAKED, true, "has exited"),
+        row(batch("another user's managers beyond what a pass examines keep nothing: reaped")
+            .torchManagerMissedOf(65534, "more than 8 torch_shm_managers of uid 65534, more than one pass examines"),
+            Verdict.LEAKED, true, "has exited"),
         row(FamilyCase.of("in its grace the manager changes nothing: grace")
             .file(FILE, 1 << 20, Duration.ofMinutes(1)).bornAgo(Duration.ofMinutes(1))
             .torchManager(7001, 1000, 1, Duration.ofMinutes(7), true),
