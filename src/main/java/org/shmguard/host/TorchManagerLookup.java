@@ -40,7 +40,7 @@ import org.shmguard.nativ.ProcCalls;
  * its mount namespace's mountinfo once per namespace. A process that exits meanwhile is
  * skipped. Any user may name a process {@code torch_shm_manag}, so the work is bounded: at most
  * {@link #MANAGERS_PER_UID} managers of one uid, {@link #SOCKETS_PER_MANAGER} sockets of one
- * manager and {@link #UNIX_LINES_PER_PASS} lines of unix tables in all. A manager that cannot be
+ * manager and {@link #UNIX_LINES_PER_UID} lines of unix tables for one uid's managers. A manager that cannot be
  * read, or is past those bounds, is named for its uid ({@link TorchManagers#missedByUid()}): only
  * that uid's files wait on it. Only a process whose owner cannot be read at all concerns every
  * uid ({@link TorchManagers#problem()}).
@@ -49,21 +49,23 @@ public final class TorchManagerLookup {
   /** The command of a process exec'd from a file named {@code torch_shm_manager}, as the kernel truncates it. */
   static final String COMMAND = "torch_shm_manag";
   /**
-   * The most managers of one uid a pass reads: a job has one (a node of jobs, a few). Any user may
-   * name a process torch_shm_manag; those beyond this make only that uid's files wait.
+   * The most managers of one uid a pass reads. PyTorch may start one per process that shares
+   * tensors, and containers commonly all run as root, so a node can have hundreds of one uid's;
+   * any user may name a process torch_shm_manag, and those beyond this make only that uid's files wait.
    */
-  static final int MANAGERS_PER_UID = 8;
+  static final int MANAGERS_PER_UID = 4096;
   /**
    * The most sockets of one manager a pass reads: its listening socket and one per client process
    * of its job; a process with more is not read and makes only its uid's files wait.
    */
   static final int SOCKETS_PER_MANAGER = 65_536;
   /**
-   * The most lines of unix socket tables one pass reads, all managers together: a user's network
-   * namespace can hold millions of sockets, and each manager is read in its own. A manager read
-   * past it is not read, and only its uid's files wait.
+   * The most lines of unix socket tables one pass reads for the managers of one uid: a user's
+   * network namespace can hold millions of sockets, and each manager is read in its own. Per uid,
+   * so that no user's tables spend what another's managers need: a manager read past it is not
+   * read, and only its uid's files wait.
    */
-  static final long UNIX_LINES_PER_PASS = 4_000_000;
+  static final long UNIX_LINES_PER_UID = 4_000_000;
   private static final byte[] IN_STAT = ("(" + COMMAND + ") ").getBytes(StandardCharsets.US_ASCII);
   /** __SO_ACCEPTCON in the Flags column of the unix socket table: a listening socket. */
   private static final long ACCEPTING = 0x10000;
@@ -71,9 +73,18 @@ public final class TorchManagerLookup {
   private static final int CONNECTED = 3;
 
   private final HostPaths paths;
+  private final int managersPerUid;
+  private final long unixLinesPerUid;
 
   public TorchManagerLookup(HostPaths paths) {
+    this(paths, MANAGERS_PER_UID, UNIX_LINES_PER_UID);
+  }
+
+  /** With other bounds: a fixture shows them met without thousands of processes. */
+  TorchManagerLookup(HostPaths paths, int managersPerUid, long unixLinesPerUid) {
     this.paths = paths;
+    this.managersPerUid = managersPerUid;
+    this.unixLinesPerUid = unixLinesPerUid;
   }
 
   /**
@@ -88,7 +99,7 @@ public final class TorchManagerLookup {
     // pass examines for its uid, concerns that uid's files alone.
     Map<Integer, String> missedByUid = new HashMap<>();
     Map<Integer, Integer> examinedByUid = new HashMap<>();
-    long[] unixLinesLeft = {UNIX_LINES_PER_PASS};
+    Map<Integer, long[]> unixLinesLeft = new HashMap<>();
     long bootNanos = bootNanos();
     // Each mount namespace's mountinfo is read once; the unix table once per manager, keeping only its sockets.
     Map<Long, Set<Dev>> shmByMountNs = new HashMap<>();
@@ -121,13 +132,14 @@ public final class TorchManagerLookup {
           problem = "cannot read whose torch_shm_manager pid " + pid + " is: /proc/" + pid + "/status has no Uid line";
           continue;
         }
-        if (examinedByUid.merge(uid, 1, Integer::sum) > MANAGERS_PER_UID) {
-          missedByUid.putIfAbsent(uid, "more than " + MANAGERS_PER_UID + " torch_shm_managers of uid " + uid
+        if (examinedByUid.merge(uid, 1, Integer::sum) > managersPerUid) {
+          missedByUid.putIfAbsent(uid, "more than " + managersPerUid + " torch_shm_managers of uid " + uid
               + ", more than one pass examines");
           continue;
         }
         try {
-          TorchManagers.Manager m = manager(proc, pid, uid, ticks, bootNanos, watched, shmByMountNs, unixLinesLeft);
+          TorchManagers.Manager m = manager(proc, pid, uid, ticks, bootNanos, watched, shmByMountNs,
+              unixLinesLeft.computeIfAbsent(uid, u -> new long[] {unixLinesPerUid}));
           if (m != null) {
             found.add(m);
           }
@@ -252,8 +264,8 @@ public final class TorchManagerLookup {
     Map<Long, UnixSocket> table = new HashMap<>();
     Path file = paths.proc(Integer.toString(pid), "net", "unix");
     if (linesLeft[0] <= 0) {
-      throw new AccessDeniedException(file.toString(), null, "this pass read its " + UNIX_LINES_PER_PASS
-          + " lines of unix socket tables already");
+      throw new AccessDeniedException(file.toString(), null, "this pass read the " + unixLinesPerUid
+          + " lines of unix socket tables it reads for one uid already");
     }
     boolean read = ProcFiles.forEachLine(file, line -> {
       if (--linesLeft[0] < 0) {
@@ -275,8 +287,8 @@ public final class TorchManagerLookup {
       }
     });
     if (linesLeft[0] < 0) {
-      throw new AccessDeniedException(file.toString(), null, "longer than what is left of this pass's "
-          + UNIX_LINES_PER_PASS + " lines of unix socket tables");
+      throw new AccessDeniedException(file.toString(), null, "longer than what is left of the "
+          + unixLinesPerUid + " lines of unix socket tables a pass reads for one uid");
     }
     return read ? table : null;
   }

@@ -123,10 +123,11 @@ class TorchManagerLookupTest {
 
   @Test
   void whatCannotBeReadOrIsPastThePassesBoundsConcernsOnlyItsOwnUid() throws IOException {
+    int perUid = 3;
     process(500, "torch_shm_manag", "1000\t1000\t1000\t1000", 200, "0:42", 16601, 16603);
-    int[] pids = new int[TorchManagerLookup.MANAGERS_PER_UID + 3];
+    int[] pids = new int[perUid + 3];
     pids[0] = 500;
-    for (int i = 1; i <= TorchManagerLookup.MANAGERS_PER_UID + 1; i++) { // a user's processes named like managers
+    for (int i = 1; i <= perUid + 1; i++) { // a user's processes named like managers
       pids[i] = 600 + i;
       process(pids[i], "torch_shm_manag", "65534\t65534\t65534\t65534", 300, "0:42", 16601);
     }
@@ -136,14 +137,30 @@ class TorchManagerLookupTest {
     Files.writeString(unreadable.resolve("net"), "not a directory");
     pids[pids.length - 1] = 700;
 
-    TorchManagers found = find(pids);
+    TorchManagers found = new TorchManagerLookup(HostPaths.of(root.toString()), perUid, 1_000).find(live(pids),
+        Set.of(WATCHED));
 
     assertThat(found.problem()).as("nothing that concerns every uid").isNull();
     assertThat(found.missedFor(1000)).as("the owner's manager was read").isNull();
-    assertThat(found.missedFor(65534)).contains("more than " + TorchManagerLookup.MANAGERS_PER_UID);
+    assertThat(found.missedFor(65534)).contains("more than " + perUid);
     assertThat(found.missedFor(2000)).contains("pid 700 (uid 2000)");
-    assertThat(found.managers()).filteredOn(m -> m.uid() == 65534).hasSize(TorchManagerLookup.MANAGERS_PER_UID);
+    assertThat(found.managers()).filteredOn(m -> m.uid() == 65534).hasSize(perUid);
     assertThat(found.managers()).filteredOn(m -> m.uid() == 1000).singleElement()
         .satisfies(m -> assertThat(m.clients()).isEqualTo(1));
+  }
+
+  @Test
+  void oneUsersLongUnixTablesSpendOnlyTheirOwnBudget() throws IOException {
+    process(500, "torch_shm_manag", "1000\t1000\t1000\t1000", 200, "0:42", 16601, 16603);
+    Path crowded = process(400, "torch_shm_manag", "65534\t65534\t65534\t65534", 300, "0:42", 16601);
+    Files.writeString(crowded.resolve("net/unix"), "Num       RefCount Protocol Flags    Type St Inode Path\n"
+        + "00000000921de8f6: 00000003 00000000 00000000 0001 03 16605\n".repeat(50));
+
+    TorchManagers found = new TorchManagerLookup(HostPaths.of(root.toString()), 16, 20).find(live(400, 500),
+        Set.of(WATCHED));
+
+    assertThat(found.missedFor(65534)).contains("lines of unix socket tables");
+    assertThat(found.missedFor(1000)).as("uid 1000's manager, read after, has a budget of its own").isNull();
+    assertThat(found.managers()).extracting(TorchManagers.Manager::uid).containsExactly(1000);
   }
 }
