@@ -7,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.shmguard.alert.EventKind;
 import org.shmguard.daemon.Daemon;
@@ -35,53 +34,43 @@ class ReportedOnlyCrowdTest {
   private static final String STRANGER = "65534";
   private static final String VICTIM = "1000";
   private final RecordingSink sink = new RecordingSink();
-  private Daemon daemon;
-  private TmpfsMount shm;
-
-  @AfterEach
-  void stop() {
-    if (daemon != null) {
-      daemon.close();
-    }
-    if (shm != null) {
-      shm.close();
-    }
-  }
 
   @Test
   void anotherUsersCrowdOfReportedOnlyFilesDoesNotKeepALeakFromBeingReapedWithinTwoSweeps() throws Exception {
     Sandbox.require();
     Path mkfiles = CProgram.build("memory/mkfiles.c");
-    shm = TmpfsMount.create("size=64m,mode=1777,nr_inodes=" + (CROWD + 1000));
-    // psm_0000000 .. psm_0019999: Python's shared-memory names (psm_ and 8 hex digits), the oldest files
-    Cmd.run("setpriv", "--reuid", STRANGER, "--regid", STRANGER, "--clear-groups", mkfiles.toString(),
-        shm.path().toString(), "psm_0", String.valueOf(CROWD));
-    Thread.sleep(50); // a clock tick apart: the leak is newer than every one of them
-    Path leak = shm.file("nccl-Victim01");
-    Cmd.run("setpriv", "--reuid", VICTIM, "--regid", VICTIM, "--clear-groups", "fallocate", "-l", "65536",
-        leak.toString());
-    assertThat(owner(leak)).isEqualTo(VICTIM);
-    assertThat(owner(shm.file("psm_00000000"))).isEqualTo(STRANGER);
+    try (TmpfsMount shm = TmpfsMount.create("size=64m,mode=1777,nr_inodes=" + (CROWD + 1000))) {
+      // psm_0000000 .. psm_0019999: Python's shared-memory names (psm_ and 8 hex digits), the oldest files
+      Cmd.run("setpriv", "--reuid", STRANGER, "--regid", STRANGER, "--clear-groups", mkfiles.toString(),
+          shm.path().toString(), "psm_0", String.valueOf(CROWD));
+      Thread.sleep(50); // a clock tick apart: the leak is newer than every one of them
+      Path leak = shm.file("nccl-Victim01");
+      Cmd.run("setpriv", "--reuid", VICTIM, "--regid", VICTIM, "--clear-groups", "fallocate", "-l", "65536",
+          leak.toString());
+      assertThat(owner(leak)).isEqualTo(VICTIM);
+      assertThat(owner(shm.file("psm_00000000"))).isEqualTo(STRANGER);
 
-    // sweeps only when asked (the interval is an hour): the test counts them
-    daemon = Daemon.start(TestConfig.load(TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  grace: 1s\n"
-        + "  requireHostPidNamespace: false\ndaemon:\n  interval: 1h\n  heartbeat: 1h\n")), HostPaths.system(), sink,
-        ServiceNotifier.none());
-    Eventually.until("the first pass", PATIENCE, () -> daemon.status().passes() > 0);
-    Thread.sleep(1100); // the leak passes its grace
+      // sweeps only when asked (the interval is an hour): the test counts them
+      try (Daemon daemon = Daemon.start(TestConfig.load(TestConfig.write("mounts: [" + shm.path() + "]\nreap:\n  grace: 1s\n"
+          + "  requireHostPidNamespace: false\ndaemon:\n  interval: 1h\n  heartbeat: 1h\n")), HostPaths.system(), sink,
+          ServiceNotifier.none())) {
+        Eventually.until("the first pass", PATIENCE, () -> daemon.status().passes() > 0);
+        Thread.sleep(1100); // the leak passes its grace
 
-    sweep();
-    sweep();
+        sweep(daemon);
+        sweep(daemon);
 
-    assertThat(leak).as("uid 1000's leak, reaped within two sweeps beside uid 65534's " + CROWD + " files")
-        .doesNotExist();
-    assertThat(sink.of(EventKind.SEGMENT_REAPED)).as("the reap's event")
-        .anySatisfy(a -> assertThat(a.field("SHM_SEGMENT")).isEqualTo("nccl-Victim01"));
-    assertThat(count(shm.path(), "psm_")).as("the other user's files are theirs: reported, never reaped").isEqualTo(CROWD);
+        assertThat(leak).as("uid 1000's leak, reaped within two sweeps beside uid 65534's " + CROWD + " files")
+            .doesNotExist();
+        assertThat(sink.of(EventKind.SEGMENT_REAPED)).as("the reap's event")
+            .anySatisfy(a -> assertThat(a.field("SHM_SEGMENT")).isEqualTo("nccl-Victim01"));
+        assertThat(count(shm.path(), "psm_")).as("the other user's files are theirs: reported, never reaped").isEqualTo(CROWD);
+      }
+    }
   }
 
   /** Asks for a sweep and waits until a pass has run after it. */
-  private void sweep() {
+  private static void sweep(Daemon daemon) {
     long passes = daemon.status().passes();
     daemon.sweepNow();
     Eventually.until("a sweep", PATIENCE, () -> daemon.status().passes() > passes);
