@@ -29,9 +29,6 @@ import org.shmguard.nativ.ProcCalls;
  * is dead); one that cannot be read makes the lookup incomplete, and then no pid is proved absent.
  */
 public final class CreatorLookup {
-  /** USER_HZ, the unit of /proc/PID/stat's start time: 100 on every architecture Linux runs GPUs on. */
-  static final long TICKS_PER_SECOND = 100;
-
   private final HostPaths paths;
 
   public CreatorLookup(HostPaths paths) {
@@ -51,7 +48,7 @@ public final class CreatorLookup {
     if (wanted.isEmpty()) {
       return new CreatorCandidates(Set.of(), Map.of(), null);
     }
-    long bootNanos = bootNanos(Instant.now());
+    long bootNanos = ProcessDetails.bootNanos(paths, Instant.now());
     Map<Integer, List<CreatorCandidates.Candidate>> byPid = new HashMap<>();
     Map<Long, Reach> devicesByMountNs = new HashMap<>();
     String problem = null;
@@ -92,7 +89,7 @@ public final class CreatorLookup {
         if (ticks == -1) {
           continue; // exited while we looked
         }
-        long start = ticks < 0 || bootNanos < 0 ? -1 : bootNanos + ticks * (1_000_000_000L / TICKS_PER_SECOND);
+        long start = ProcessDetails.startNanos(bootNanos, ticks);
         long mountNs = proc.namespaceInode(pid, "mnt");
         int reader = pid;
         Reach reach = mountNs < 0 ? null
@@ -141,34 +138,17 @@ public final class CreatorLookup {
     return (int) (v >= 0 ? v : last);
   }
 
-  private static final byte[] UID = "\nUid:".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-
-  /** The four uids of a status text's Uid: line (real, effective, saved, filesystem), or null when it has none. */
+  /** Every uid a status text's Uid: line gives (real, effective, saved, filesystem), or null when it has none. */
   static Set<Integer> uids(byte[] status, int length) {
-    int at = indexOf(status, length, UID);
-    if (at < 0) {
+    int[] uids = ProcessDetails.uids(new String(status, 0, length, java.nio.charset.StandardCharsets.ISO_8859_1));
+    if (uids == null) {
       return null;
     }
-    Set<Integer> uids = new HashSet<>();
-    long v = -1;
-    for (int i = at + UID.length; i <= length; i++) {
-      byte b = i < length ? status[i] : (byte) '\n';
-      if (b >= '0' && b <= '9') {
-        v = (v < 0 ? 0 : v * 10) + (b - '0');
-        if (v > 0xffffffffL) {
-          return null;
-        }
-      } else {
-        if (v >= 0) {
-          uids.add((int) v);
-          v = -1;
-        }
-        if (b == '\n') {
-          break;
-        }
-      }
+    Set<Integer> set = new HashSet<>();
+    for (int u : uids) {
+      set.add(u);
     }
-    return uids.isEmpty() ? null : uids;
+    return set;
   }
 
   private static int indexOf(byte[] text, int length, byte[] what) {
@@ -227,24 +207,6 @@ public final class CreatorLookup {
       return read ? new Reach(devices, atShm) : null;
     } catch (AccessDeniedException e) {
       return null;
-    }
-  }
-
-  /**
-   * When the machine booted, in wall-clock nanoseconds: {@code now} less /proc/uptime (which counts
-   * time asleep, as process start times do); -1 when it cannot be read.
-   */
-  private long bootNanos(Instant now) {
-    try {
-      String uptime = ProcFiles.readOrNull(paths.proc("uptime"));
-      if (uptime == null) {
-        return -1;
-      }
-      String first = uptime.trim().split("\\s+")[0];
-      long upNanos = new java.math.BigDecimal(first).movePointRight(9).longValueExact();
-      return now.getEpochSecond() * 1_000_000_000L + now.getNano() - upNanos;
-    } catch (AccessDeniedException | RuntimeException e) {
-      return -1;
     }
   }
 

@@ -101,17 +101,60 @@ public final class ProcessDetails {
     }
   }
 
+  /** The real uid of a status text, or -1. */
   static int parseUid(String status) {
+    int[] uids = uids(status);
+    return uids == null ? -1 : uids[0];
+  }
+
+  /**
+   * The four uids of a status text's {@code Uid:} line: real, effective, saved, filesystem (as the
+   * host's user namespace maps them); null when it has no such line of four numbers.
+   */
+  static int[] uids(String status) {
     int at = status.indexOf("\nUid:");
     if (at < 0) {
-      return -1;
+      return null;
     }
-    String[] f = status.substring(at + 5, status.indexOf('\n', at + 1)).trim().split("\\s+");
+    int end = status.indexOf('\n', at + 1);
+    String[] f = status.substring(at + 5, end < 0 ? status.length() : end).trim().split("\\s+");
+    if (f.length < 4) {
+      return null;
+    }
+    int[] uids = new int[4];
     try {
-      return Integer.parseInt(f[0]);
+      for (int i = 0; i < 4; i++) {
+        uids[i] = (int) Long.parseLong(f[i]); // 4294967294 is uid -2, as the kernel's 32-bit uid_t
+      }
     } catch (NumberFormatException e) {
+      return null;
+    }
+    return uids;
+  }
+
+  /** USER_HZ, the unit of /proc/PID/stat's start time: 100 on every architecture Linux runs GPUs on. */
+  static final long TICKS_PER_SECOND = 100;
+
+  /**
+   * When the machine booted, in wall-clock nanoseconds: {@code now} less /proc/uptime (which counts
+   * time asleep, as process start times do); -1 when it cannot be read.
+   */
+  static long bootNanos(HostPaths paths, java.time.Instant now) {
+    try {
+      String uptime = ProcFiles.readOrNull(paths.proc("uptime"));
+      if (uptime == null) {
+        return -1;
+      }
+      long upNanos = new java.math.BigDecimal(uptime.trim().split("\\s+")[0]).movePointRight(9).longValueExact();
+      return now.getEpochSecond() * 1_000_000_000L + now.getNano() - upNanos;
+    } catch (AccessDeniedException | RuntimeException e) {
       return -1;
     }
+  }
+
+  /** A start time in clock ticks since boot as wall-clock nanoseconds; -1 when either is unknown. */
+  static long startNanos(long bootNanos, long ticks) {
+    return ticks < 0 || bootNanos < 0 ? -1 : bootNanos + ticks * (1_000_000_000L / TICKS_PER_SECOND);
   }
 
   /** Field 22 of /proc/PID/stat, counted after the command's closing parenthesis. */

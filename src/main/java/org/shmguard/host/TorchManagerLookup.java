@@ -100,7 +100,7 @@ public final class TorchManagerLookup {
     Map<Integer, String> missedByUid = new HashMap<>();
     Map<Integer, Integer> examinedByUid = new HashMap<>();
     Map<Integer, long[]> unixLinesLeft = new HashMap<>();
-    long bootNanos = bootNanos();
+    long bootNanos = ProcessDetails.bootNanos(paths, java.time.Instant.now());
     // Each mount namespace's mountinfo is read once; the unix table once per manager, keeping only its sockets.
     Map<Long, Set<Dev>> shmByMountNs = new HashMap<>();
     try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
@@ -204,24 +204,16 @@ public final class TorchManagerLookup {
       }
     }
     long pidNs = proc.namespaceInode(pid, "pid");
-    long start = ticks < 0 || bootNanos < 0 ? -1 : bootNanos + ticks * (1_000_000_000L / CreatorLookup.TICKS_PER_SECOND);
+    long start = ProcessDetails.startNanos(bootNanos, ticks);
     return new TorchManagers.Manager(pid, uid, Math.max(pidNs, -1), Math.max(ticks, -1), start, socket, clients, atShm);
   }
 
-  /** The filesystem uid (the fourth field of {@code Uid:}), or -1. */
+  /** The filesystem uid (the fourth field of {@code Uid:}), the owner the files its clients create get; or -1. */
   static int fsUid(String status) {
-    int at = status.indexOf("\nUid:");
-    if (at < 0) {
-      return -1;
-    }
-    int end = status.indexOf('\n', at + 1);
-    String[] f = status.substring(at + 5, end < 0 ? status.length() : end).trim().split("\\s+");
-    try {
-      return f.length >= 4 ? Integer.parseInt(f[3]) : -1;
-    } catch (NumberFormatException e) {
-      return -1;
-    }
+    int[] uids = ProcessDetails.uids(status);
+    return uids == null ? -1 : uids[3];
   }
+
 
   /** The inodes of the sockets among the fds of {@code pid}, or null when it has gone. */
   private Set<Long> socketInodes(int pid) throws AccessDeniedException {
@@ -306,21 +298,6 @@ public final class TorchManagerLookup {
       return read ? atShm : null;
     } catch (AccessDeniedException e) {
       return null;
-    }
-  }
-
-  /** When the machine booted, in wall-clock nanoseconds (now less /proc/uptime); -1 when unknown. */
-  private long bootNanos() {
-    try {
-      String uptime = ProcFiles.readOrNull(paths.proc("uptime"));
-      if (uptime == null) {
-        return -1;
-      }
-      long upNanos = new java.math.BigDecimal(uptime.trim().split("\\s+")[0]).movePointRight(9).longValueExact();
-      Instant now = Instant.now();
-      return now.getEpochSecond() * 1_000_000_000L + now.getNano() - upNanos;
-    } catch (AccessDeniedException | RuntimeException e) {
-      return -1;
     }
   }
 }
