@@ -6,9 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * A real Docker for tests: Debian 12's docker.io 20.10 (dockerd, the containerd it starts, runc),
@@ -34,7 +32,6 @@ public final class Docker implements AutoCloseable {
   public static final String IMAGE = "busybox:shmguard";
   private static final Path CLIENT = Path.of("/usr/bin/docker");
   private static final Path DAEMON = Path.of("/usr/sbin/dockerd");
-  private static final Path CGROUPS = Path.of("/sys/fs/cgroup");
   private static final String[] APPLETS = {"sh", "sleep", "echo", "cat", "printf", "true", "ls", "head", "tail", "df", "kill",
       "mount", "grep", "rm", "stat"};
 
@@ -198,17 +195,9 @@ public final class Docker implements AutoCloseable {
         h.destroyForcibly();
         h.onExit().join();
       }
-      List<String> mounts = Files.readAllLines(Path.of("/proc/self/mountinfo"));
-      for (int i = mounts.size() - 1; i >= 0; i--) {
-        String point = mounts.get(i).split(" ")[4];
-        if (point.startsWith(mark + "/") || point.equals(mark)) {
-          new ProcessBuilder("umount", "-l", point).start().waitFor();
-        }
-      }
-      removeCgroups();
-      try (Stream<Path> all = Files.walk(dir)) {
-        all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
+      RuntimeTeardown.unmountUnder(dir);
+      RuntimeTeardown.removeCgroups(cgroupTop);
+      RuntimeTeardown.delete(dir);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } catch (InterruptedException e) {
@@ -216,36 +205,4 @@ public final class Docker implements AutoCloseable {
     }
   }
 
-  /** The set-up's cgroups in every hierarchy (the machine's), deepest first; a process left in one is this set-up's. */
-  private void removeCgroups() throws IOException {
-    List<Path> dirs = new ArrayList<>();
-    try (Stream<Path> hierarchies = Files.list(CGROUPS)) {
-      for (Path h : hierarchies.toList()) {
-        Path top = h.resolve(cgroupTop.substring(1));
-        if (Files.isDirectory(top)) {
-          try (Stream<Path> tree = Files.walk(top)) {
-            tree.filter(Files::isDirectory).forEach(dirs::add);
-          }
-        }
-      }
-    }
-    dirs.sort(Comparator.comparingInt(Path::getNameCount).reversed());
-    for (Path d : dirs) {
-      long end = System.nanoTime() + 10_000_000_000L;
-      while (!d.toFile().delete() && System.nanoTime() < end) {
-        Path procs = d.resolve("cgroup.procs");
-        if (Files.exists(procs)) {
-          for (String pid : Files.readAllLines(procs)) {
-            ProcessHandle.of(Long.parseLong(pid.strip())).ifPresent(ProcessHandle::destroyForcibly);
-          }
-        }
-        try {
-          Thread.sleep(20);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      }
-    }
-  }
 }

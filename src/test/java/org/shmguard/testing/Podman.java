@@ -5,7 +5,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -31,7 +30,6 @@ import java.util.stream.Stream;
  * the containers' cgroups (under a parent of the set-up's own) included.
  */
 public final class Podman implements AutoCloseable {
-  private static final Path CGROUPS = Path.of("/sys/fs/cgroup");
 
   private final Path dir;
   /** The containers' root: the set-up's busybox directory, or a debootstrapped root behind an overlay ({@link #onRoot}). */
@@ -177,18 +175,10 @@ public final class Podman implements AutoCloseable {
               });
         }
       }
-      List<String> mounts = Files.readAllLines(Path.of("/proc/self/mountinfo"));
-      for (int i = mounts.size() - 1; i >= 0; i--) {
-        String point = mounts.get(i).split(" ")[4];
-        if (point.startsWith(dir.toString())) {
-          new ProcessBuilder("umount", "-l", point).start().waitFor();
-        }
-      }
+      RuntimeTeardown.unmountUnder(dir);
       Files.deleteIfExists(Path.of("/dev/shm/libpod_lock")); // podman's lock file, in the sandbox's own /dev/shm
-      removeCgroups();
-      try (Stream<Path> all = Files.walk(dir)) {
-        all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
+      RuntimeTeardown.removeCgroups(cgroupParent);
+      RuntimeTeardown.delete(dir);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } catch (InterruptedException e) {
@@ -196,40 +186,4 @@ public final class Podman implements AutoCloseable {
     }
   }
 
-  /**
-   * The containers' cgroups (the machine's, not the sandbox's), deepest first. A container's own
-   * processes may outlive podman and conmon for a moment (killing conmon does not kill them): each
-   * is one of this set-up's, listed by its cgroup, ended by its pid, and waited for.
-   */
-  private void removeCgroups() throws IOException {
-    List<Path> dirs = new ArrayList<>();
-    try (Stream<Path> hierarchies = Files.list(CGROUPS)) {
-      for (Path h : hierarchies.toList()) {
-        Path parent = h.resolve(cgroupParent.substring(1));
-        if (Files.isDirectory(parent)) {
-          try (Stream<Path> tree = Files.walk(parent)) {
-            tree.filter(Files::isDirectory).forEach(dirs::add);
-          }
-        }
-      }
-    }
-    dirs.sort(Comparator.comparingInt(Path::getNameCount).reversed());
-    for (Path d : dirs) {
-      long end = System.nanoTime() + 10_000_000_000L;
-      while (!d.toFile().delete() && System.nanoTime() < end) {
-        Path procs = d.resolve("cgroup.procs");
-        if (Files.exists(procs)) {
-          for (String pid : Files.readAllLines(procs)) {
-            ProcessHandle.of(Long.parseLong(pid.strip())).ifPresent(ProcessHandle::destroyForcibly);
-          }
-        }
-        try {
-          Thread.sleep(20);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      }
-    }
-  }
 }
