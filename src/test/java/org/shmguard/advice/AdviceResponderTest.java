@@ -3,6 +3,8 @@ package org.shmguard.advice;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -12,6 +14,8 @@ import org.shmguard.model.ShmMount;
 import org.shmguard.policy.AdviceEngine;
 import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.Judgement;
+import org.shmguard.testing.Cmd;
+import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 
@@ -67,5 +71,25 @@ class AdviceResponderTest {
       assertThat(responder.advise(new AdviseRequest(org.shmguard.policy.JobShape.unknown(), shm.dev(), "env")))
           .contains("SHMGUARD_MOUNT=" + shm.path());
     }
+  }
+
+  @Test
+  void anAdviseWithoutDevIsAboutTheAskersOwnDevShmAndNeverAnothers() throws Exception {
+    Sandbox.require();
+    Judgement j = Engine.create(TestConfig.load(TestConfig.write("mounts: [auto]\nreap:\n  requireHostPidNamespace: false\n")),
+        HostPaths.system()).judge();
+    AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8), HostActions.none());
+    String link = Files.readSymbolicLink(Path.of("/proc/self/ns/mnt")).toString(); // mnt:[INODE]
+    long ownNamespace = Long.parseLong(link.substring(5, link.length() - 1));
+    String shmDev = Cmd.run("mountpoint", "-d", "/dev/shm").strip();
+
+    assertThat(responder.respond(Request.parse("ADVISE v1 ranks=2"), new Peer("uid 1000", false, 4242, null, ownNamespace)))
+        .as("a client in shmguard's own mount namespace").contains("SHMGUARD_DEV=" + shmDev + "\n");
+    assertThatThrownBy(() -> responder.respond(Request.parse("ADVISE v1 ranks=2"), new Peer("uid 1000", false, 0, null, -1)))
+        .isInstanceOf(ProtocolException.class).hasMessageContaining("cannot tell which /dev/shm this client sees")
+        .hasMessageContaining("send dev=MAJ:MIN");
+    assertThatThrownBy(() -> responder.respond(Request.parse("ADVISE v1 ranks=2"), new Peer("uid 1000", false, 4242, null, 1)))
+        .as("a namespace the pass did not read is not answered with the host's /dev/shm")
+        .isInstanceOf(ProtocolException.class).hasMessageContaining("watched no /dev/shm of this client's mount namespace, mnt:[1]");
   }
 }

@@ -190,7 +190,7 @@ class AdviceSocketTest {
     Cmd.Result nobodyAdvice = Cmd.exec("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", Sandbox.javaBinary(),
         "-cp", dir.toString(), AskProcess.class.getName(), socket.toString(), "ADVISE v1 ranks=4 dev=" + dev);
 
-    assertThat(nobody.out()).as(nobody.err()).startsWith("ERR v1 denied REMOUNT changes the host and only root may ask it; nobody");
+    assertThat(nobody.out()).as(nobody.err()).startsWith("ERR v1 denied REMOUNT changes the host and only root may ask it; uid 65534 ");
     assertThat(remounted.get()).isNull();
     assertThat(nobodyAdvice.out()).as(nobodyAdvice.err()).startsWith("OK v1\n").contains("SHMGUARD_ADVICE=");
 

@@ -105,7 +105,7 @@ class HostRootPeerTest {
   @Test
   void anOrdinaryUserIsRefusedAsBefore() {
     assertThat(ask("setpriv --reuid=65534 --regid=65534 --clear-groups", "CLEAN v1 dry-run=true"))
-        .isEqualTo("ERR v1 denied CLEAN changes the host and only root may ask it; nobody may ask ADVISE, CHECK and PING\n");
+        .isEqualTo("ERR v1 denied CLEAN changes the host and only root may ask it; uid 65534 may ask ADVISE, CHECK and PING\n");
     assertThat(acted.get()).isNull();
   }
 
@@ -120,7 +120,7 @@ class HostRootPeerTest {
         replies.add(ask("unshare --mount", other, "PING"));
       }
       assertThat(replies).containsExactly("OK v1\npong\n", "OK v1\npong\n",
-          "ERR v1 rate-limited root asked more than 2 requests at once or 1 a second; answered again once it asks less often\n");
+          "ERR v1 rate-limited uid 0 asked more than 2 requests at once or 1 a second; answered again once it asks less often\n");
       assertThat(ask("", other, "PING")).as("the host's root has its own bucket").isEqualTo("OK v1\npong\n");
     }
   }

@@ -25,7 +25,8 @@ import org.shmguard.testing.TestConfig;
  * bind-mounted in as advice-clients.md tells users to) is uid 0 on the socket too, but not root of
  * the host: the daemon (on the host, the test sandbox, with remounting on) refuses it REMOUNT of
  * the host's /dev/shm, CLEAN and SCAN, and the host's /dev/shm keeps its size; it still answers
- * its ADVISE. The sandbox's own root is still served.
+ * its ADVISE, about the container's own /dev/shm when the request names no device. The sandbox's
+ * own root is still served.
  */
 class ContainerRootPeerTest {
   private static final Path ROOT = org.shmguard.testing.PythonRoot.PATH;
@@ -96,17 +97,30 @@ class ContainerRootPeerTest {
         .isEqualTo("ERR v1 denied REMOUNT changes the host and needs root of the host; " + why);
     assertThat(inside("CLEAN v1 dry-run=true")).isEqualTo("ERR v1 denied CLEAN changes the host and needs root of the host; " + why);
     assertThat(inside("SCAN v1")).isEqualTo("ERR v1 denied SCAN shows every user's processes and needs root of the host; " + why);
-    assertThat(inside("ADVISE v1 ranks=4")).startsWith("OK v1\n").contains("SHMGUARD_ADVICE=");
+    // An ADVISE without dev= is about the /dev/shm the asking process sees: the container's own tmpfs, never the host's.
+    String containerDev = inside(List.of("python3", "-I", "-S", "-c",
+        "import os; d = os.stat('/dev/shm').st_dev; print('%d:%d' % (os.major(d), os.minor(d)))")).strip();
+    assertThat(containerDev).isNotEqualTo(hostDev);
+    Eventually.until("a pass that has seen the container's /dev/shm", Duration.ofSeconds(30),
+        () -> inside("ADVISE v1 ranks=4").startsWith("OK v1\n"));
+    assertThat(inside("ADVISE v1 ranks=4")).contains("SHMGUARD_ADVICE=", "SHMGUARD_DEV=" + containerDev + "\n",
+        "SHMGUARD_MOUNT=podman:").doesNotContain("SHMGUARD_DEV=" + hostDev + "\n");
+    assertThat(hostAsk("ADVISE v1 ranks=4")).as("the host's own client is answered about the host's /dev/shm")
+        .contains("SHMGUARD_DEV=" + hostDev + "\n", "SHMGUARD_MOUNT=/dev/shm\n");
 
     assertThat(Cmd.run("df", "-B1", "--output=size", "/dev/shm")).as("the host's /dev/shm keeps its size").isEqualTo(hostSize);
-    assertThat(log()).contains("advice socket: refused \"REMOUNT v1 dev=" + hostDev + " size=" + 128 * MIB + "\" from root (pid ")
+    assertThat(log()).contains("advice socket: refused \"REMOUNT v1 dev=" + hostDev + " size=" + 128 * MIB + "\" from uid 0 (pid ")
         .contains("it is root in another mount namespace");
     assertThat(hostAsk("CLEAN v1 dry-run=true")).as("the host's root is served").startsWith("OK v1\n");
     assertThat(log()).doesNotContain("remount_grown").doesNotContain("grew ");
   }
 
   private String inside(String request) {
-    Cmd.Result r = podman.exec(name, List.of(), "python3", "-I", "-S", "-c", ASK, "/run/shmguard/advice.sock", request);
+    return inside(List.of("python3", "-I", "-S", "-c", ASK, "/run/shmguard/advice.sock", request));
+  }
+
+  private String inside(List<String> command) {
+    Cmd.Result r = podman.exec(name, List.of(), command.toArray(String[]::new));
     assertThat(r.status()).as(r.err()).isZero();
     return r.out();
   }

@@ -171,7 +171,8 @@ class ReleaseTest {
     git("tag", "v9.8.8");
     Cmd.Result r = releaseResult("v9.8.8", work.resolve("refused"));
     assertThat(r.status()).isNotZero();
-    assertThat(r.out() + r.err()).contains("packaging/doc/changelog must start with the entry of version 9.8.8");
+    assertThat(r.out() + r.err()).contains("packaging/doc/changelog must start with the entry of version 9.8.8")
+        .as("refused before the build").doesNotContain("release: building");
     assertThat(work.resolve("refused")).doesNotExist();
   }
 
@@ -206,6 +207,9 @@ class ReleaseTest {
   private Path release(String tag, Path out) {
     Cmd.Result r = releaseResult(tag, out);
     assertThat(r.status()).as(r.out() + r.err()).isZero();
+    assertThat(r.err()).as("each step is told as it starts").contains("release: building " + tag + " (",
+        "release: signing shmguard-", "release: making the apt repository", "release: making the yum repository",
+        "release: writing SHA256SUMS");
     return out;
   }
 
