@@ -14,12 +14,15 @@ import org.junit.jupiter.api.Test;
 /**
  * The test of a class is found by its path: every main class over {@value #LINES} lines has a test
  * named after it in the same package ({@code host/Observer.java} → {@code host/ObserverTest.java}),
- * except those in {@link #NOT_YET}, the short list of what is left. A new big class without its
- * test fails here, and so does an entry of the list that is no longer needed.
+ * or, where that test needs root, in the package of the same name under {@code it}
+ * ({@code it/host/ObserverTest.java}), except those in {@link #NOT_YET}, the short list of what is
+ * left. A new big class without its test fails here, and so does an entry of the list that is no
+ * longer needed.
  */
 class TestNamesTest {
   private static final Path MAIN = Path.of("src/main/java");
   private static final Path TEST = Path.of("src/test/java");
+  private static final Path IT = TEST.resolve("org/shmguard/it");
   private static final int LINES = 150;
 
   /** Main classes over the limit that have no test named after them yet (path under org/shmguard). */
@@ -49,8 +52,9 @@ class TestNamesTest {
     try (Stream<Path> files = Files.walk(root)) {
       for (Path f : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".java"))::iterator) {
         String rel = root.relativize(f).toString();
-        Path test = TEST.resolve(MAIN.relativize(f).toString().replaceFirst("\\.java$", "Test.java"));
-        if (lines(f) > LINES && !Files.exists(test)) {
+        String testName = rel.replaceFirst("\\.java$", "Test.java");
+        Path test = TEST.resolve("org/shmguard").resolve(testName);
+        if (lines(f) > LINES && !Files.exists(test) && !Files.exists(IT.resolve(testName))) {
           found.add(rel);
         }
       }
