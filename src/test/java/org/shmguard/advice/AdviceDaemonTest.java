@@ -15,11 +15,12 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.shmguard.testing.CliRun;
-import org.shmguard.testing.PyClient;
 import org.shmguard.testing.Cmd;
-import org.shmguard.testing.TmpfsMount;
+import org.shmguard.testing.Eventually;
+import org.shmguard.testing.PyClient;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
+import org.shmguard.testing.TmpfsMount;
 
 /**
  * `shmguard daemon` in its own JVM serving advice on its socket and keeping advice.env, and
@@ -38,9 +39,9 @@ class AdviceDaemonTest {
         "org.shmguard.cli.Main", "daemon", "-c", config.toString())
         .redirectErrorStream(true).redirectOutput(dir.resolve("daemon.log").toFile()).start();
     try {
-      String body = eventually(() -> AdviceClient.ask(socket, "ADVISE v1 ranks=4 nccl=2.21.5 format=env", Duration.ofSeconds(10)));
+      String body = Eventually.answered(() -> AdviceClient.ask(socket, "ADVISE v1 ranks=4 nccl=2.21.5 format=env", Duration.ofSeconds(10)));
       assertThat(body).contains("NCCL_SHM_DISABLE=1", "SHMGUARD_MOUNT=/dev/shm");
-      String env = eventually(() -> Files.readString(envFile));
+      String env = Eventually.answered(() -> Files.readString(envFile));
       assertThat(env).contains("SHMGUARD_ADVICE=", "SHMGUARD_MOUNT=/dev/shm", "SHMGUARD_REASON=");
       try (var files = Files.list(dir)) {
         assertThat(files.map(p -> p.getFileName().toString())).noneMatch(n -> n.endsWith(".tmp"));
@@ -83,7 +84,7 @@ class AdviceDaemonTest {
           "org.shmguard.cli.Main", "daemon", "-c", config.toString())
           .redirectErrorStream(true).redirectOutput(dir.resolve("daemon.log").toFile()).start();
       try {
-        String grown = eventually(() -> AdviceClient.ask(socket, "REMOUNT v1 dev=" + shm.dev() + " size=8388608", Duration.ofSeconds(30)));
+        String grown = Eventually.answered(() -> AdviceClient.ask(socket, "REMOUNT v1 dev=" + shm.dev() + " size=8388608", Duration.ofSeconds(30)));
         assertThat(grown).startsWith("grew " + shm.path() + " from 1.0M to 8.0M");
         assertThat(Cmd.run("findmnt", "-n", "-o", "OPTIONS", shm.path().toString())).contains("nosuid", "nodev", "size=8192k");
 
@@ -126,7 +127,7 @@ class AdviceDaemonTest {
         System.getProperty("java.class.path"), "org.shmguard.cli.Main", "daemon", "-c", config.toString()));
     Process activator = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("daemon.log").toFile()).start();
     try {
-      assertThat(eventually(() -> {
+      assertThat(Eventually.answered(() -> {
         if (!Files.exists(socket)) {
           throw new IOException("not listening yet");
         }
@@ -170,24 +171,4 @@ class AdviceDaemonTest {
     assertThat(CliRun.of("advise", "--format", "xml").status()).isEqualTo(2);
     assertThat(CliRun.of("advise", "--local-ranks", "0").status()).isEqualTo(2);
   }
-
-  interface Attempt<T> {
-    T get() throws Exception;
-  }
-
-  /** Tries until it works or a generous minute has passed, for a daemon starting on a loaded machine. */
-  static <T> T eventually(Attempt<T> attempt) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (true) {
-      try {
-        return attempt.get();
-      } catch (IOException | ProtocolException e) {
-        if (System.nanoTime() > deadline) {
-          throw e;
-        }
-        Thread.sleep(100);
-      }
-    }
-  }
-
 }

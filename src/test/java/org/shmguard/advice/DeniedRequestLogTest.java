@@ -15,6 +15,7 @@ import org.shmguard.policy.AdviceEngine;
 import org.shmguard.gpu.HostGpus;
 import org.shmguard.testing.Sandbox;
 import org.slf4j.LoggerFactory;
+import org.shmguard.testing.SocketClient;
 
 /**
  * An ordinary user who asks CLEAN (root's only) in a loop gets "ERR v1 denied" every time, but

@@ -38,9 +38,9 @@ class ContainerNamespaceTest {
       assertThat(mount.get("path").asText()).matches("/proc/[0-9]+/root/dev/shm");
       assertThat(mount.get("mountPoint").asText()).isEqualTo("/dev/shm");
       assertThat(mount.get("sizeBytes").asLong()).isEqualTo(16L << 20);
-      assertThat(ReapSafetyTest.verdictOf(scan, "nccl-InCtr1")).isEqualTo("held");
-      assertThat(ReapSafetyTest.holderPids(scan, "nccl-InCtr1")).containsExactly(container.pid());
-      assertThat(ReapSafetyTest.verdictOf(scan, "nccl-Leak01")).isEqualTo("leaked");
+      assertThat(CliRun.verdictOf(scan, "nccl-InCtr1")).isEqualTo("held");
+      assertThat(CliRun.holderPids(scan, "nccl-InCtr1")).containsExactly(container.pid());
+      assertThat(CliRun.verdictOf(scan, "nccl-Leak01")).isEqualTo("leaked");
 
       CliRun clean = CliRun.of("clean", "-c", config.toString());
 

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
@@ -45,7 +46,7 @@ class DiscoveryReachTest {
 
         JsonNode m = mountWithDev(scan, sharedDev);
         assertThat(m.get("path").asText()).isEqualTo(longer.toString());
-        assertThat(ReapSafetyTest.verdictOf(scan, "nccl-Cover1")).isEqualTo("grace");
+        assertThat(CliRun.verdictOf(scan, "nccl-Cover1")).isEqualTo("grace");
       } finally {
         if (cover != null) {
           cover.close();

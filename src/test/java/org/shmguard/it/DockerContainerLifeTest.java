@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.shmguard.daemon.Daemon;
 import org.shmguard.host.HostPaths;
 import org.shmguard.systemd.JournalAlertSink;
-import org.shmguard.systemd.Journald;
+import org.shmguard.testing.Journald;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Docker;

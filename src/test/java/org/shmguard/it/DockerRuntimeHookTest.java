@@ -13,10 +13,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.shmguard.systemd.Journald;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Docker;
 import org.shmguard.testing.Eventually;
+import org.shmguard.testing.Journald;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 

@@ -27,7 +27,7 @@ class FailedCreationTest {
       Path config = TestConfig.watching(tiny.path(), "2m");
 
       JsonNode scan = CliRun.of("scan", "--json", "-c", config.toString()).json();
-      assertThat(ReapSafetyTest.verdictOf(scan, "nccl-NoRoom")).isEqualTo("failed-creation");
+      assertThat(CliRun.verdictOf(scan, "nccl-NoRoom")).isEqualTo("failed-creation");
       // "filler" matches no reap pattern: counted with the mount's files, never listed.
       assertThat(scan.get("segments").findValuesAsText("name")).doesNotContain("filler");
       assertThat(scan.get("mounts").get(0).get("segments").asInt()).isEqualTo(2);

@@ -74,8 +74,8 @@ class ForeignMountFdHolderTest {
     Path config = TestConfig.write(CONFIG);
 
     JsonNode scan = CliRun.scanJson(config);
-    assertThat(ReapSafetyTest.verdictOf(scan, name)).isEqualTo("held");
-    assertThat(ReapSafetyTest.holderPids(scan, name)).containsExactly(holderPid);
+    assertThat(CliRun.verdictOf(scan, name)).isEqualTo("held");
+    assertThat(CliRun.holderPids(scan, name)).containsExactly(holderPid);
 
     // As the shipped unit runs it: only its capabilities (CapabilityBoundingSet), its umask.
     Cmd.Result unit = Cmd.exec("setpriv", "--bounding-set", UNIT_CAPS, "--inh-caps", "-all", "sh", "-c",
@@ -83,8 +83,8 @@ class ForeignMountFdHolderTest {
         Sandbox.javaBinary(), System.getProperty("java.class.path"), config.toString());
     assertThat(unit.status()).as(unit.err()).isZero();
     JsonNode unitScan = new ObjectMapper().readTree(unit.out());
-    assertThat(ReapSafetyTest.verdictOf(unitScan, name)).isEqualTo("held");
-    assertThat(ReapSafetyTest.holderPids(unitScan, name)).containsExactly(holderPid);
+    assertThat(CliRun.verdictOf(unitScan, name)).isEqualTo("held");
+    assertThat(CliRun.holderPids(unitScan, name)).containsExactly(holderPid);
 
     CliRun clean = CliRun.of("clean", "--json", "-c", config.toString());
     assertThat(clean.status()).as(clean.out() + clean.err()).isZero();

@@ -34,7 +34,7 @@ class FuserAgreementTest {
         Map<String, Set<Integer>> fuser = fuser(a, b, c, none);
         for (Path p : List.of(a, b, c, none)) {
           String name = p.getFileName().toString();
-          assertThat(new TreeSet<>(ReapSafetyTest.holderPids(scan, name)))
+          assertThat(new TreeSet<>(CliRun.holderPids(scan, name)))
               .as("holders of %s", name).isEqualTo(fuser.get(p.toString()));
         }
         assertThat(fuser.get(a.toString())).containsExactlyInAnyOrder(h1.pid(), h2.pid());

@@ -42,8 +42,8 @@ class HighMinorTest {
         JsonNode scan = CliRun.of("scan", "--json", "-c", config.toString()).json();
 
         assertThat(scan.get("mounts").get(0).get("dev").asText()).isEqualTo(dev.toString());
-        assertThat(ReapSafetyTest.holderPids(scan, "nccl-HiMin1")).containsExactly(h.pid());
-        assertThat(ReapSafetyTest.verdictOf(scan, "nccl-HiMin2")).isEqualTo("leaked");
+        assertThat(CliRun.holderPids(scan, "nccl-HiMin1")).containsExactly(h.pid());
+        assertThat(CliRun.verdictOf(scan, "nccl-HiMin2")).isEqualTo("leaked");
 
         CliRun.of("clean", "-c", config.toString());
         assertThat(held).exists();

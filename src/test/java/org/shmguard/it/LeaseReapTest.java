@@ -62,7 +62,7 @@ class LeaseReapTest {
 
       assertThat(clean.status()).as(clean.err()).isZero();
       assertThat(seg).exists();
-      JsonNode action = actionFor(clean.json(), "nccl-Scm001");
+      JsonNode action = CliRun.actionFor(clean.json(), "nccl-Scm001");
       assertThat(action.get("result").asText()).isEqualTo("skipped");
       assertThat(action.get("detail").asText()).contains("no process shows").contains("in flight");
 
@@ -77,7 +77,7 @@ class LeaseReapTest {
   void fileRegisteredInAnIoUringIsKeptUntilUnregistered() {
     Path seg = shm.createSegment("nccl-Uring1", 4_100);
     try (HiddenHolder ring = HiddenHolder.start("uring", seg.toString())) {
-      JsonNode action = actionFor(CliRun.of("clean", "--json", "-c", config.toString()).json(), "nccl-Uring1");
+      JsonNode action = CliRun.actionFor(CliRun.of("clean", "--json", "-c", config.toString()).json(), "nccl-Uring1");
 
       assertThat(seg).exists();
       assertThat(action.get("result").asText()).isEqualTo("skipped");
@@ -102,8 +102,8 @@ class LeaseReapTest {
     Path seg = shm.createSegment("nccl-Bind01", 4_100);
     Path target = Files.createTempFile(Sandbox.MOUNTS, "bind-target", "");
     try (HiddenHolder container = HiddenHolder.start("bind", seg.toString(), target.toString())) {
-      JsonNode dry = actionFor(CliRun.of("clean", "--dry-run", "--json", "-c", config.toString()).json(), "nccl-Bind01");
-      JsonNode action = actionFor(CliRun.of("clean", "--json", "-c", config.toString()).json(), "nccl-Bind01");
+      JsonNode dry = CliRun.actionFor(CliRun.of("clean", "--dry-run", "--json", "-c", config.toString()).json(), "nccl-Bind01");
+      JsonNode action = CliRun.actionFor(CliRun.of("clean", "--json", "-c", config.toString()).json(), "nccl-Bind01");
 
       assertThat(dry.get("result").asText()).isEqualTo("skipped");
       assertThat(dry.get("detail").asText()).contains("mounted elsewhere");
@@ -128,12 +128,12 @@ class LeaseReapTest {
     Cmd.run("chown", "65534:65534", seg.toString()); // a lease on another user's file needs CAP_LEASE
 
     JsonNode dry = CliRun.of("clean", "--dry-run", "--json", "-c", config.toString()).json();
-    assertThat(actionFor(dry, "nccl-Plain1").get("result").asText()).isEqualTo("would-reap");
+    assertThat(CliRun.actionFor(dry, "nccl-Plain1").get("result").asText()).isEqualTo("would-reap");
     assertThat(seg).exists();
     assertThat(hiddenNames()).isEmpty();
 
     JsonNode wet = CliRun.of("clean", "--json", "-c", config.toString()).json();
-    assertThat(actionFor(wet, "nccl-Plain1").get("result").asText()).isEqualTo("reaped");
+    assertThat(CliRun.actionFor(wet, "nccl-Plain1").get("result").asText()).isEqualTo("reaped");
     assertThat(seg).doesNotExist();
     assertThat(hiddenNames()).isEmpty();
   }
@@ -144,7 +144,7 @@ class LeaseReapTest {
     try (HiddenHolder receiver = HiddenHolder.start("scm", seg.toString())) {
       JsonNode dry = CliRun.of("clean", "--dry-run", "--json", "-c", config.toString()).json();
 
-      assertThat(actionFor(dry, "nccl-ScmDry").get("result").asText()).isEqualTo("skipped");
+      assertThat(CliRun.actionFor(dry, "nccl-ScmDry").get("result").asText()).isEqualTo("skipped");
       assertThat(seg).exists();
     }
   }
@@ -180,7 +180,7 @@ class LeaseReapTest {
         "clean", "--json", "-c", config.toString());
 
     assertThat(r.status()).as(r.err()).isZero();
-    JsonNode action = actionFor(new ObjectMapper().readTree(r.out()), "nccl-NoCap1");
+    JsonNode action = CliRun.actionFor(new ObjectMapper().readTree(r.out()), "nccl-NoCap1");
     assertThat(action.get("result").asText()).isEqualTo("skipped");
     assertThat(action.get("detail").asText()).contains("leases are unavailable").contains("CAP_LEASE");
     assertThat(seg).exists();
@@ -314,14 +314,5 @@ class LeaseReapTest {
 
   private static HolderPass blindPass() {
     return new HolderPass(HolderIndex.empty(), new BitSet(), List.of(), 0, 0);
-  }
-
-  static JsonNode actionFor(JsonNode clean, String name) {
-    for (JsonNode a : clean.get("actions")) {
-      if (a.get("segment").get("name").asText().equals(name)) {
-        return a;
-      }
-    }
-    throw new AssertionError(name + " not among the actions: " + clean);
   }
 }

@@ -16,7 +16,7 @@ import org.shmguard.alert.EventKind;
 import org.shmguard.daemon.Daemon;
 import org.shmguard.host.HostPaths;
 import org.shmguard.systemd.JournalAlertSink;
-import org.shmguard.systemd.Journald;
+import org.shmguard.testing.Journald;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.KubeletLayout;

@@ -17,7 +17,7 @@ import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
 import org.shmguard.metrics.ShmMetrics;
 import org.shmguard.systemd.JournalAlertSink;
-import org.shmguard.systemd.Journald;
+import org.shmguard.testing.Journald;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Cmd;

@@ -54,7 +54,7 @@ class PutBackCleanTest {
     List<String> took;
     try {
       for (int round = 0; round < 10; round++) {
-        JsonNode action = LeaseReapTest.actionFor(CliRun.of("clean", "--json", "-c", config.toString()).json(), NAME);
+        JsonNode action = CliRun.actionFor(CliRun.of("clean", "--json", "-c", config.toString()).json(), NAME);
 
         assertThat(action.get("result").asText()).as("round %d: %s", round, action).isEqualTo("skipped");
         assertThat(action.get("detail").asText()).contains("mounted elsewhere");
@@ -85,13 +85,13 @@ class PutBackCleanTest {
         "set -C; printf ATTACKER > \"$1\"", "sh", shm.file(NAME).toString());
 
     JsonNode clean = CliRun.of("clean", "--json", "-c", config.toString()).json();
-    JsonNode action = LeaseReapTest.actionFor(clean, stranded.getFileName().toString());
+    JsonNode action = CliRun.actionFor(clean, stranded.getFileName().toString());
 
     assertThat(action.get("result").asText()).isEqualTo("skipped");
     assertThat(action.get("detail").asText()).contains("its own name " + NAME).contains("uid 65534");
     assertThat(Files.readString(stranded)).isEqualTo(DATA);
     // The attacker's own file, unheld under an nccl- name, is a leak of its own, judged as such.
-    assertThat(LeaseReapTest.actionFor(clean, NAME).get("result").asText()).isEqualTo("reaped");
+    assertThat(CliRun.actionFor(clean, NAME).get("result").asText()).isEqualTo("reaped");
   }
 
   private long victimFile() throws IOException {

@@ -57,32 +57,12 @@ class ReapSafetyTest {
       assertThat(clean.status()).as(clean.err()).isZero();
       assertThat(byFd).exists();
       assertThat(byMap).exists();
-      assertThat(verdictOf(scan, "nccl-ByFd01")).isEqualTo("held");
-      assertThat(holderPids(scan, "nccl-ByFd01")).containsExactly(fd.pid());
-      assertThat(holderPids(scan, "nccl-ByMap1")).containsExactly(map.pid());
+      assertThat(CliRun.verdictOf(scan, "nccl-ByFd01")).isEqualTo("held");
+      assertThat(CliRun.holderPids(scan, "nccl-ByFd01")).containsExactly(fd.pid());
+      assertThat(CliRun.holderPids(scan, "nccl-ByMap1")).containsExactly(map.pid());
       JsonNode mount = scan.get("mounts").get(0);
       assertThat(mount.get("hiddenBytes").asLong()).isGreaterThanOrEqualTo(9_637_892L);
       assertThat(mount.get("hidden").get(0).get("holders").get(0).get("pid").asInt()).isEqualTo(hidden.pid());
     }
-  }
-
-  static String verdictOf(JsonNode scan, String name) {
-    for (JsonNode s : scan.get("segments")) {
-      if (s.get("name").asText().equals(name)) {
-        return s.get("verdict").asText();
-      }
-    }
-    throw new AssertionError(name + " not in scan: " + scan);
-  }
-
-  static java.util.List<Integer> holderPids(JsonNode scan, String name) {
-    for (JsonNode s : scan.get("segments")) {
-      if (s.get("name").asText().equals(name)) {
-        java.util.List<Integer> pids = new java.util.ArrayList<>();
-        s.get("holders").forEach(h -> pids.add(h.get("pid").asInt()));
-        return pids;
-      }
-    }
-    throw new AssertionError(name + " not in scan: " + scan);
   }
 }

@@ -82,7 +82,7 @@ class ThreadHoldersTest {
     JsonNode s = scan.get("segments").get(0);
     assertThat(s.get("verdict").asText()).as(s.toString()).isEqualTo("held");
     assertThat(s.get("reason").asText()).contains("held by pid " + holder.pid());
-    assertThat(ReapSafetyTest.holderPids(scan, seg.getFileName().toString())).containsOnly(holder.pid());
+    assertThat(CliRun.holderPids(scan, seg.getFileName().toString())).containsOnly(holder.pid());
   }
 
   private void assertReapedOnceUnheld(Path seg) {

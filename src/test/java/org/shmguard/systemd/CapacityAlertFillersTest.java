@@ -16,6 +16,7 @@ import org.shmguard.host.HostPaths;
 import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Holder;
+import org.shmguard.testing.Journald;
 import org.shmguard.testing.RecordingSink;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;

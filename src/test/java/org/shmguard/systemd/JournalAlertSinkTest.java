@@ -10,6 +10,7 @@ import org.shmguard.alert.Alert;
 import org.shmguard.alert.AlertSink;
 import org.shmguard.alert.EventKind;
 import org.shmguard.testing.Eventually;
+import org.shmguard.testing.Journald;
 import org.shmguard.testing.TestConfig;
 
 /** Alerts through sd_journal_sendv into a real systemd-journald, read back with journalctl -o json. */

@@ -23,6 +23,7 @@ import org.shmguard.advice.HostActions;
 import org.shmguard.gpu.HostGpus;
 import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Eventually;
+import org.shmguard.testing.Journald;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.shmguard.nativ.Linux;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Eventually;
+import org.shmguard.testing.Journald;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;

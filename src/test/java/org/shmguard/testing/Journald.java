@@ -1,4 +1,4 @@
-package org.shmguard.systemd;
+package org.shmguard.testing;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -14,6 +14,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.shmguard.systemd.JournalAlertSink;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Sandbox;
@@ -60,7 +61,7 @@ public final class Journald implements AutoCloseable {
   }
 
   /** Stops journald (SIGTERM, by pid) without removing its files. */
-  void stop() {
+  public void stop() {
     process.destroy();
     try {
       if (!process.waitFor(20, TimeUnit.SECONDS)) {

@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.testing;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -11,14 +11,12 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.shmguard.testing.Cmd;
-import org.shmguard.testing.Sandbox;
 
 /**
  * src/test/resources/listeners/socket-client.c, built with cc and run as an ordinary user
  * (setpriv): it holds idle connections to a Unix socket, or asks one request.
  */
-final class SocketClient {
+public final class SocketClient {
   private final Path dir;
   private final Path binary;
 
@@ -27,7 +25,7 @@ final class SocketClient {
     this.binary = binary;
   }
 
-  static SocketClient build() throws IOException {
+  public static SocketClient build() throws IOException {
     Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "socket-client-");
     Path src = dir.resolve("socket-client.c");
     try (InputStream in = SocketClient.class.getResourceAsStream("/listeners/socket-client.c")) {
@@ -40,7 +38,7 @@ final class SocketClient {
   }
 
   /** Its answer to one request, asked as {@code uid}. */
-  String ask(int uid, Path socket, String line) {
+  public String ask(int uid, Path socket, String line) {
     return Cmd.run(as(uid, "ask", socket.toString(), line).toArray(String[]::new));
   }
 
@@ -48,14 +46,14 @@ final class SocketClient {
    * Starts asking {@code line} as {@code uid} on {@code conns} connections at a time, back to back,
    * for {@code seconds}; {@link Flood#counts} waits for the end.
    */
-  Flood flood(int uid, Path socket, int conns, int seconds, String line) throws IOException {
+  public Flood flood(int uid, Path socket, int conns, int seconds, String line) throws IOException {
     Process p = new ProcessBuilder(as(uid, "flood", socket.toString(), Integer.toString(conns),
         Integer.toString(seconds), line)).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     return new Flood(p);
   }
 
   /** A process asking in a loop. */
-  static final class Flood implements AutoCloseable {
+  public static final class Flood implements AutoCloseable {
     private final Process process;
 
     private Flood(Process process) {
@@ -63,7 +61,7 @@ final class SocketClient {
     }
 
     /** Once it ends: "sent" and each reply code ("OK", "ERR rate-limited", ...) with how many came. */
-    java.util.Map<String, Long> counts() throws IOException, InterruptedException {
+    public java.util.Map<String, Long> counts() throws IOException, InterruptedException {
       java.util.Map<String, Long> counts = new java.util.LinkedHashMap<>();
       BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
       for (String l; (l = out.readLine()) != null; ) {
@@ -84,7 +82,7 @@ final class SocketClient {
   }
 
   /** Starts {@code n} idle connections as {@code uid}; returns once they are connected. */
-  Holding hold(int uid, Path socket, int n) throws IOException {
+  public Holding hold(int uid, Path socket, int n) throws IOException {
     Process p = new ProcessBuilder(as(uid, "hold", socket.toString(), Integer.toString(n)))
         .redirectError(ProcessBuilder.Redirect.INHERIT).start();
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
@@ -97,7 +95,7 @@ final class SocketClient {
   }
 
   /** A process holding idle connections. */
-  static final class Holding implements AutoCloseable {
+  public static final class Holding implements AutoCloseable {
     private final Process process;
     private final BufferedReader out;
     private List<String> replies;
@@ -108,7 +106,7 @@ final class SocketClient {
     }
 
     /** Ends the client; returns, per connection, the first line the server sent it, or "open". */
-    List<String> replies() throws IOException, InterruptedException {
+    public List<String> replies() throws IOException, InterruptedException {
       if (replies == null) {
         process.getOutputStream().close();
         List<String> lines = new ArrayList<>();
@@ -132,7 +130,7 @@ final class SocketClient {
     }
   }
 
-  void delete() throws IOException {
+  public void delete() throws IOException {
     Cmd.run("rm", "-rf", dir.toString());
   }
 
