@@ -19,7 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.shmguard.advice.AdviceClient;
-import org.shmguard.advice.AskProcess;
+import org.shmguard.it.advice.AskProcess;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Sandbox;

@@ -1,4 +1,4 @@
-package org.shmguard.view;
+package org.shmguard.it.view;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,6 +9,9 @@ import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Judgement;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
+import org.shmguard.view.ScanOutput;
+import org.shmguard.view.ScanSource;
+import org.shmguard.view.ScanText;
 
 /** One renderer for a local scan and the daemon's SCAN answer: the source first, then the same body. */
 class ScanOutputTest {

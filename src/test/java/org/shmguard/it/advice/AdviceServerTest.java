@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.it.advice;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,8 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
-import org.shmguard.policy.AdviceEngine;
+import org.shmguard.advice.AdviceClient;
+import org.shmguard.advice.AdviceResponder;
+import org.shmguard.advice.AdviceServer;
+import org.shmguard.advice.HostActions;
+import org.shmguard.advice.ProtocolException;
 import org.shmguard.gpu.HostGpus;
+import org.shmguard.policy.AdviceEngine;
 import org.shmguard.testing.Sandbox;
 
 /** The server over a real Unix socket: it answers, refuses what is malformed, and leaves no file behind. */

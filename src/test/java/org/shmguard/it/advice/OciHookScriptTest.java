@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.it.advice;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package org.shmguard.docs;
+package org.shmguard.it.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

@@ -1,4 +1,4 @@
-package org.shmguard.config;
+package org.shmguard.it.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;

@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.it.advice;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -22,11 +22,16 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.shmguard.policy.AdviceEngine;
-import org.shmguard.gpu.HostGpus;
+import org.shmguard.advice.AdviceClient;
+import org.shmguard.advice.AdviceResponder;
+import org.shmguard.advice.AdviceServer;
+import org.shmguard.advice.HostActions;
+import org.shmguard.advice.ProtocolException;
 import org.shmguard.engine.Engine;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.ShmMount;
+import org.shmguard.policy.AdviceEngine;
 import org.shmguard.policy.Judgement;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Sandbox;

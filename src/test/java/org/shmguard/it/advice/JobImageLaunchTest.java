@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.it.advice;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -16,10 +16,14 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.shmguard.policy.AdviceEngine;
-import org.shmguard.gpu.HostGpus;
+import org.shmguard.advice.AdviceClient;
+import org.shmguard.advice.AdviceResponder;
+import org.shmguard.advice.AdviceServer;
+import org.shmguard.advice.HostActions;
 import org.shmguard.engine.Engine;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.host.HostPaths;
+import org.shmguard.policy.AdviceEngine;
 import org.shmguard.policy.Judgement;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Sandbox;

@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.it.advice;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,11 +6,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.shmguard.advice.AdviceResponder;
+import org.shmguard.advice.AdviseRequest;
+import org.shmguard.advice.HostActions;
+import org.shmguard.advice.Peer;
+import org.shmguard.advice.ProtocolException;
+import org.shmguard.advice.Request;
 import org.shmguard.engine.Engine;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.AdviceEngine;
-import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.Judgement;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;

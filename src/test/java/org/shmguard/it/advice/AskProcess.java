@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.it.advice;
 
 import java.io.ByteArrayOutputStream;
 import java.net.StandardProtocolFamily;

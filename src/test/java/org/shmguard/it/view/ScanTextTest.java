@@ -1,4 +1,4 @@
-package org.shmguard.view;
+package org.shmguard.it.view;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -11,6 +11,7 @@ import org.shmguard.policy.Judgement;
 import org.shmguard.testing.Holder;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
+import org.shmguard.view.ScanText;
 
 /**
  * The human form of scan, from a real engine's judgement of a real tmpfs: the mount table, each

@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.it.advice;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,6 +8,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.shmguard.advice.AdviceClient;
+import org.shmguard.advice.AdviceService;
+import org.shmguard.advice.HostActions;
+import org.shmguard.advice.ProtocolException;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.EventKind;
 import org.shmguard.config.Config;

@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.it.advice;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -7,10 +7,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
-import org.shmguard.policy.AdviceEngine;
-import org.shmguard.gpu.HostGpus;
+import org.shmguard.advice.AdviceResponder;
+import org.shmguard.advice.AdviceServer;
+import org.shmguard.advice.HostActions;
 import org.shmguard.engine.Engine;
+import org.shmguard.gpu.HostGpus;
 import org.shmguard.host.HostPaths;
+import org.shmguard.policy.AdviceEngine;
 import org.shmguard.policy.Judgement;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Holder;

@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.it.advice;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -13,6 +13,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.shmguard.advice.AdviceResponder;
+import org.shmguard.advice.AdviceServer;
+import org.shmguard.advice.HostActions;
 import org.shmguard.engine.Engine;
 import org.shmguard.gpu.HostGpus;
 import org.shmguard.host.HostPaths;

@@ -1,4 +1,4 @@
-package org.shmguard.advice;
+package org.shmguard.it.advice;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -11,11 +11,14 @@ import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.shmguard.policy.AdviceEngine;
+import org.shmguard.advice.AdviceResponder;
+import org.shmguard.advice.AdviceServer;
+import org.shmguard.advice.HostActions;
 import org.shmguard.gpu.HostGpus;
+import org.shmguard.policy.AdviceEngine;
 import org.shmguard.testing.Sandbox;
-import org.slf4j.LoggerFactory;
 import org.shmguard.testing.SocketClient;
+import org.slf4j.LoggerFactory;
 
 /**
  * An ordinary user who asks CLEAN (root's only) in a loop gets "ERR v1 denied" every time, but

@@ -1,4 +1,4 @@
-package org.shmguard.cli;
+package org.shmguard.it.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
