@@ -1,4 +1,4 @@
-package org.shmguard.host;
+package org.shmguard.it.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,6 +8,8 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.shmguard.host.HostPaths;
+import org.shmguard.host.Observer;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;

@@ -1,8 +1,9 @@
-package org.shmguard.nativ;
+package org.shmguard.it.nativ;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
+import org.shmguard.nativ.Pidfd;
 
 /** A pidfd tells a running process from one that has exited, without any permission over it. */
 class PidfdAliveTest {

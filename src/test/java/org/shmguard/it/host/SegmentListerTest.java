@@ -1,17 +1,18 @@
-package org.shmguard.host;
+package org.shmguard.it.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.shmguard.host.SegmentLister;
 import org.shmguard.model.MountContents;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.Segment;
 import org.shmguard.model.ShmMount;
-import org.shmguard.text.Glob;
 import org.shmguard.policy.ReapPolicy;
 import org.shmguard.testing.TmpfsMount;
+import org.shmguard.text.Glob;
 
 /** A listing keeps at most its limit, the oldest files a pattern allows, and counts everything else. */
 class SegmentListerTest {

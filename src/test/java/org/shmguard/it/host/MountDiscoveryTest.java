@@ -1,4 +1,4 @@
-package org.shmguard.host;
+package org.shmguard.it.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.shmguard.host.HostPaths;
+import org.shmguard.host.MountDiscovery;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;

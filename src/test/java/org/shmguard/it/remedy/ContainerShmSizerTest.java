@@ -1,4 +1,4 @@
-package org.shmguard.remedy;
+package org.shmguard.it.remedy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -14,10 +14,13 @@ import org.shmguard.host.ContainerShmFinder;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.ContainerStart;
 import org.shmguard.policy.RemountPolicy;
-import org.shmguard.text.SizeSpec;
+import org.shmguard.remedy.ContainerShmSizer;
+import org.shmguard.remedy.RemountOutcome;
+import org.shmguard.remedy.Remounter;
 import org.shmguard.testing.Holder;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.UserNsAttacker;
+import org.shmguard.text.SizeSpec;
 
 /**
  * Root's PREPARE as the daemon carries it out, on real processes and mounts: what it grows, and

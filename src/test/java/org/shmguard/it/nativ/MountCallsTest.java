@@ -1,4 +1,4 @@
-package org.shmguard.nativ;
+package org.shmguard.it.nativ;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,6 +8,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.shmguard.host.MountEntry;
+import org.shmguard.nativ.FsUsage;
+import org.shmguard.nativ.MountCalls;
+import org.shmguard.nativ.MountHandle;
+import org.shmguard.nativ.MountIdentity;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.TmpfsMount;
 import org.shmguard.testing.UserNsAttacker;

@@ -1,4 +1,4 @@
-package org.shmguard.remedy;
+package org.shmguard.it.remedy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -11,6 +11,8 @@ import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Action;
 import org.shmguard.policy.Assessment;
+import org.shmguard.remedy.ReapOutcome;
+import org.shmguard.remedy.Reaper;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 

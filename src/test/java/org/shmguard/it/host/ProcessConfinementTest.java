@@ -1,10 +1,11 @@
-package org.shmguard.host;
+package org.shmguard.it.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.shmguard.host.ProcessConfinement;
 import org.shmguard.testing.Eventually;
 
 class ProcessConfinementTest {

@@ -1,4 +1,4 @@
-package org.shmguard.host;
+package org.shmguard.it.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -13,6 +13,9 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.shmguard.host.HostPaths;
+import org.shmguard.host.MountChanges;
+import org.shmguard.host.MountDiscovery;
 import org.shmguard.model.Dev;
 import org.shmguard.testing.Sandbox;
 

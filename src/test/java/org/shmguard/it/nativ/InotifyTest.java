@@ -1,4 +1,4 @@
-package org.shmguard.nativ;
+package org.shmguard.it.nativ;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.shmguard.nativ.Inotify;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.TmpfsMount;
 

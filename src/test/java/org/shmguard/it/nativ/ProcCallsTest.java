@@ -1,4 +1,4 @@
-package org.shmguard.nativ;
+package org.shmguard.it.nativ;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -14,6 +14,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.shmguard.nativ.Linux;
+import org.shmguard.nativ.ProcCalls;
+import org.shmguard.nativ.StatxResult;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Holder;
 import org.shmguard.testing.Sandbox;

@@ -1,4 +1,4 @@
-package org.shmguard.nativ;
+package org.shmguard.it.nativ;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -12,6 +12,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.shmguard.nativ.RootDirectory;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Sandbox;
 

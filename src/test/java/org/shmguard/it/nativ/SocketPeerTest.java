@@ -1,4 +1,4 @@
-package org.shmguard.nativ;
+package org.shmguard.it.nativ;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -12,6 +12,9 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.shmguard.nativ.ErrnoException;
+import org.shmguard.nativ.Pidfd;
+import org.shmguard.nativ.SocketPeer;
 import org.shmguard.testing.Cmd;
 
 /**

@@ -1,4 +1,4 @@
-package org.shmguard.host;
+package org.shmguard.it.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -7,15 +7,19 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.shmguard.host.ExamineBudget;
+import org.shmguard.host.HostPaths;
+import org.shmguard.host.Observer;
+import org.shmguard.host.SegmentLister;
 import org.shmguard.model.Dev;
 import org.shmguard.model.MountContents;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
-import org.shmguard.text.Glob;
 import org.shmguard.policy.ReapPolicy;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TmpfsMount;
+import org.shmguard.text.Glob;
 
 /**
  * reap.examineTotal bounds the files a pass keeps over all mounts: the host's and configured

@@ -1,4 +1,4 @@
-package org.shmguard.nativ;
+package org.shmguard.it.nativ;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -11,6 +11,12 @@ import java.nio.file.NoSuchFileException;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.shmguard.nativ.DirHandle;
+import org.shmguard.nativ.ErrnoException;
+import org.shmguard.nativ.FsUsage;
+import org.shmguard.nativ.Linux;
+import org.shmguard.nativ.OpenFile;
+import org.shmguard.nativ.StatxResult;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.TmpfsMount;
 

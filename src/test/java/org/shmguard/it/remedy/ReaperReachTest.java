@@ -1,14 +1,16 @@
-package org.shmguard.remedy;
+package org.shmguard.it.remedy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.shmguard.engine.Engine;
 import org.shmguard.host.HolderScanner;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Judgement;
-import org.shmguard.engine.Engine;
+import org.shmguard.remedy.ReapOutcome;
+import org.shmguard.remedy.Reaper;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 

@@ -1,4 +1,4 @@
-package org.shmguard.host;
+package org.shmguard.it.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,6 +9,8 @@ import java.nio.file.StandardCopyOption;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.shmguard.host.HostPaths;
+import org.shmguard.host.ProcessDetails;
 import org.shmguard.model.ProcessInfo;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Sandbox;
