@@ -1,4 +1,4 @@
-package org.shmguard.daemon;
+package org.shmguard.it.daemon;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.shmguard.alert.EventKind;
+import org.shmguard.daemon.Daemon;
 import org.shmguard.host.HostPaths;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.Eventually;

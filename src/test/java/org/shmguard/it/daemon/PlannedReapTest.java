@@ -1,4 +1,4 @@
-package org.shmguard.daemon;
+package org.shmguard.it.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package org.shmguard.engine;
+package org.shmguard.it.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,6 +9,10 @@ import org.junit.jupiter.api.Test;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.EventKind;
 import org.shmguard.config.Config;
+import org.shmguard.engine.Actor;
+import org.shmguard.engine.Engine;
+import org.shmguard.engine.Fixtures;
+import org.shmguard.engine.PassReport;
 import org.shmguard.host.HostPaths;
 import org.shmguard.model.ShmMount;
 import org.shmguard.policy.Action;

@@ -1,4 +1,4 @@
-package org.shmguard.daemon;
+package org.shmguard.it.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,6 +8,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.shmguard.alert.EventKind;
+import org.shmguard.daemon.Daemon;
 import org.shmguard.host.HostPaths;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.Eventually;
