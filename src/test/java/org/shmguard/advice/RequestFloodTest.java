@@ -28,10 +28,10 @@ import org.shmguard.policy.AdviceEngine;
 import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.Judgement;
 import org.shmguard.testing.Sandbox;
+import org.shmguard.testing.SocketClient;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 import org.slf4j.LoggerFactory;
-import org.shmguard.testing.SocketClient;
 
 /**
  * One ordinary user asking as fast as it can (issue 20, item 5), against a real server on a real

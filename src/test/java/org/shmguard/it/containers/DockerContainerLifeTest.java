@@ -15,11 +15,11 @@ import org.junit.jupiter.api.Test;
 import org.shmguard.daemon.Daemon;
 import org.shmguard.host.HostPaths;
 import org.shmguard.systemd.JournalAlertSink;
-import org.shmguard.testing.Journald;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.CliRun;
 import org.shmguard.testing.Docker;
 import org.shmguard.testing.Eventually;
+import org.shmguard.testing.Journald;
 import org.shmguard.testing.Sandbox;
 import org.shmguard.testing.TestConfig;
 
