@@ -20,6 +20,7 @@ import org.shmguard.policy.AdviceEngine;
 import org.shmguard.gpu.HostGpus;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Sandbox;
+import org.shmguard.testing.SocketClient;
 
 /**
  * What ordinary users can do to the advice socket, for real: a server on a real Unix socket,

@@ -28,6 +28,7 @@ import org.shmguard.policy.AdviceEngine;
 import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.Judgement;
 import org.shmguard.testing.Sandbox;
+import org.shmguard.testing.SocketClient;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 import org.slf4j.LoggerFactory;
