@@ -137,6 +137,7 @@ class ContainerdSandboxShmTest {
         String file = "nccl-Crl00" + attempt;
         String id = cri.run(pod, "engine", attempt, "sh", "-c", "echo \"attempt " + attempt + " sees: [$(ls /dev/shm)]\"; "
             + "head -c 9000 /dev/zero > /dev/shm/" + file + "; exec 3</dev/shm/" + file + "; sleep 4; exit 1");
+        int pid = cri.pid(id);
         Eventually.until("attempt " + attempt + " exited", Duration.ofSeconds(60),
             () -> cri.inspect(id).path("status").path("state").asInt() == 2);
         long exited = System.nanoTime();
@@ -149,6 +150,9 @@ class ContainerdSandboxShmTest {
         assertThat(e.get("SHM_CONTAINER").asText()).isEqualTo("pod:" + uid);
         assertThat(e.get("SHM_MOUNT").asText()).contains("pod:" + uid);
         assertThat(e.get("MESSAGE").asText()).contains("every process that held it has exited");
+        assertThat(e.get("SHM_HOLDER_PID").toString()).as("the evidence: the attempt's shell, seen holding it").contains("\"" + pid + "\"");
+        assertThat(reapMillis.get(attempt)).as("reaped before kubelet's first back-off (10 s) would start the next attempt")
+            .isLessThan(10_000);
         assertThat(Files.exists(shm.resolve(file))).isFalse();
       }
       String live = cri.run(pod, "engine", 2, "sh", "-c",
