@@ -135,7 +135,9 @@ public final class ContainerdCri implements AutoCloseable {
     }
     ContainerdCri cri = new ContainerdCri(dir, tools, cgroupTop, daemon);
     try {
-      Eventually.until(cri::log, Duration.ofMinutes(2), () -> daemon.isAlive() && cri.cri("version").status() == 0);
+      // The socket first: a client dialling before it exists waits out grpc's reconnect back-off (1 s).
+      Eventually.until(cri::log, Duration.ofMinutes(2), () -> daemon.isAlive() && Files.exists(dir.resolve("containerd.sock"))
+          && cri.cri("version").status() == 0);
       cri.startMillis = (System.nanoTime() - t0) / 1_000_000;
       cri.importImage(PAUSE_IMAGE, List.of("/pause"), root -> Files.copy(tools.resolve("pause"), root.resolve("pause")));
       cri.importImage(IMAGE, List.of("sh"), root -> {
