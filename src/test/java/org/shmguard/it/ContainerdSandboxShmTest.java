@@ -116,7 +116,7 @@ class ContainerdSandboxShmTest {
 
   /**
    * A kubelet's restart loop on one sandbox: each attempt prints what it finds in /dev/shm, makes
-   * an NCCL file, holds it for a while and exits 1; the test, as kubelet, creates the next attempt
+   * an NCCL file, holds it until the daemon has seen it held, and exits 1; the test, as kubelet, creates the next attempt
    * in the same sandbox once the previous one has exited, after the daemon's reap (the daemon on a
    * grace of an hour, so only the evidence of holders seen and exited lets it reap). Every attempt
    * starts on an empty /dev/shm, each reap is in the journal naming the pod, and the last attempt,
@@ -135,9 +135,14 @@ class ContainerdSandboxShmTest {
             ServiceNotifier.none())) {
       for (int attempt = 0; attempt < 2; attempt++) {
         String file = "nccl-Crl00" + attempt;
+        // It holds its file until told (SIGTERM), then exits 1: a crash, its sleep (without the fd) ended with it.
         String id = cri.run(pod, "engine", attempt, "sh", "-c", "echo \"attempt " + attempt + " sees: [$(ls /dev/shm)]\"; "
-            + "head -c 9000 /dev/zero > /dev/shm/" + file + "; exec 3</dev/shm/" + file + "; sleep 4; exit 1");
+            + "head -c 9000 /dev/zero > /dev/shm/" + file + "; exec 3</dev/shm/" + file + "; trap 'exit 1' TERM; "
+            + "sleep 600 3<&- & wait");
         int pid = cri.pid(id);
+        Eventually.until("the daemon seeing attempt " + attempt + " hold its file", Duration.ofSeconds(60),
+            () -> heldBy(daemon, file, pid));
+        ProcessHandle.of(pid).orElseThrow().destroy();
         Eventually.until("attempt " + attempt + " exited", Duration.ofSeconds(60),
             () -> cri.inspect(id).path("status").path("state").asInt() == 2);
         long exited = System.nanoTime();
@@ -161,7 +166,12 @@ class ContainerdSandboxShmTest {
       for (int attempt = 0; attempt < 3; attempt++) {
         assertThat(cri.logs(pod, "engine", attempt)).containsExactly("attempt " + attempt + " sees: []");
       }
-      Thread.sleep(5_000); // several passes of the daemon
+      int livePid = cri.pid(live);
+      for (int pass = 0; pass < 3; pass++) {
+        PassReport r = daemon.passNow().get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(r.outcomes()).noneMatch(o -> o.candidate().segment().displayName().equals("nccl-Crl002"));
+        assertThat(of(r, "nccl-Crl002").reason()).isEqualTo("held by pid " + livePid + " (fd)");
+      }
       assertThat(Journald.entries("SHM_SEGMENT", "nccl-Crl002")).as("a live attempt's file is never reaped").isEmpty();
       assertThat(Files.exists(shm.resolve("nccl-Crl002"))).isTrue();
       assertThat(cri.running(live)).isTrue();
@@ -216,6 +226,16 @@ class ContainerdSandboxShmTest {
 
   private static Path config() {
     return TestConfig.write("mounts: [auto]\nreap:\n  grace: 1s\n  requireHostPidNamespace: false\n" + RUNTIMES);
+  }
+
+  /** Whether a pass of the daemon's judges {@code file} held by {@code pid} alone. */
+  private static boolean heldBy(Daemon daemon, String file, int pid) {
+    try {
+      return daemon.passNow().get(60, java.util.concurrent.TimeUnit.SECONDS).judgement().segments().stream()
+          .anyMatch(a -> a.segment().displayName().equals(file) && a.reason().equals("held by pid " + pid + " (fd)"));
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
   }
 
   private static Assessment of(PassReport pass, String name) {
