@@ -68,11 +68,13 @@ class ContainerdSandboxShmTest {
     ContainerdCri.Pod pod = cri.runPod("training", "llama-0", uid, false);
     Path shm = cri.sandboxShm(pod);
     assertThat(hostMountinfo()).as("the CRI plugin's mount, in its own (the host's) mount namespace").contains(" " + shm + " ");
+    // Each says so once it holds the file.
     String writer = cri.run(pod, "rank0", 0, "sh", "-c",
-        "head -c 9000 /dev/zero > /dev/shm/nccl-Sbx001; exec 3</dev/shm/nccl-Sbx001; exec sleep 600");
-    Eventually.until("the file in the sandbox shm", Duration.ofSeconds(30), () -> Files.exists(shm.resolve("nccl-Sbx001")));
+        "head -c 9000 /dev/zero > /dev/shm/nccl-Sbx001; exec 3</dev/shm/nccl-Sbx001; echo holding; exec sleep 600");
+    Eventually.until("rank0 holding its file", Duration.ofSeconds(30), () -> cri.logs(pod, "rank0", 0).contains("holding"));
+    assertThat(shm.resolve("nccl-Sbx001")).exists();
     String reader = cri.run(pod, "rank1", 0, "sh", "-c",
-        "echo \"rank1 sees: [$(ls /dev/shm)]\"; exec 3</dev/shm/nccl-Sbx001; exec sleep 600");
+        "exec 3</dev/shm/nccl-Sbx001; echo \"rank1 sees: [$(ls /dev/shm)]\"; exec sleep 600");
     Eventually.until("rank1 running", Duration.ofSeconds(30), () -> cri.logs(pod, "rank1", 0).contains("rank1 sees: [nccl-Sbx001]"));
     int writerPid = cri.pid(writer);
     int readerPid = cri.pid(reader);
@@ -135,10 +137,10 @@ class ContainerdSandboxShmTest {
             ServiceNotifier.none())) {
       for (int attempt = 0; attempt < 2; attempt++) {
         String file = "nccl-Crl00" + attempt;
-        // It holds its file until told (SIGTERM), then exits 1: a crash, its sleep (without the fd) ended with it.
-        String id = cri.run(pod, "engine", attempt, "sh", "-c", "echo \"attempt " + attempt + " sees: [$(ls /dev/shm)]\"; "
-            + "head -c 9000 /dev/zero > /dev/shm/" + file + "; exec 3</dev/shm/" + file + "; trap 'exit 1' TERM; "
-            + "sleep 600 3<&- & wait");
+        // It holds its file until told (SIGTERM), then exits 1: a crash, its sleep (without the fd) ended with it. The
+        // trap comes first: the shell is its PID namespace's init, which a signal without a handler does not reach.
+        String id = cri.run(pod, "engine", attempt, "sh", "-c", "trap 'exit 1' TERM; echo \"attempt " + attempt + " sees: "
+            + "[$(ls /dev/shm)]\"; head -c 9000 /dev/zero > /dev/shm/" + file + "; exec 3</dev/shm/" + file + "; sleep 600 3<&- & wait");
         int pid = cri.pid(id);
         Eventually.until("the daemon seeing attempt " + attempt + " hold its file", Duration.ofSeconds(60),
             () -> heldBy(daemon, file, pid));
@@ -160,8 +162,8 @@ class ContainerdSandboxShmTest {
             .isLessThan(10_000);
         assertThat(Files.exists(shm.resolve(file))).isFalse();
       }
-      String live = cri.run(pod, "engine", 2, "sh", "-c",
-          "echo \"attempt 2 sees: [$(ls /dev/shm)]\"; head -c 9000 /dev/zero > /dev/shm/nccl-Crl002; exec 3</dev/shm/nccl-Crl002; exec sleep 600");
+      String live = cri.run(pod, "engine", 2, "sh", "-c", "seen=$(ls /dev/shm); head -c 9000 /dev/zero > /dev/shm/nccl-Crl002; "
+          + "exec 3</dev/shm/nccl-Crl002; echo \"attempt 2 sees: [$seen]\"; exec sleep 600"); // says it once it holds the file
       Eventually.until("attempt 2 running", Duration.ofSeconds(30), () -> cri.logs(pod, "engine", 2).size() == 1);
       for (int attempt = 0; attempt < 3; attempt++) {
         assertThat(cri.logs(pod, "engine", attempt)).containsExactly("attempt " + attempt + " sees: []");
@@ -194,8 +196,9 @@ class ContainerdSandboxShmTest {
     try {
       assertThat(hostMountinfo()).doesNotContain(" " + cri.sandboxShm(pod) + " ");
       String id = cri.run(pod, "rank0", 0, "sh", "-c",
-          "head -c 9000 /dev/zero > /dev/shm/nccl-HIpc01; exec 3</dev/shm/nccl-HIpc01; exec sleep 600");
-      Eventually.until("the container's file on the node's /dev/shm", Duration.ofSeconds(30), () -> Files.exists(file));
+          "head -c 9000 /dev/zero > /dev/shm/nccl-HIpc01; exec 3</dev/shm/nccl-HIpc01; echo holding; exec sleep 600");
+      Eventually.until("the container holding its file", Duration.ofSeconds(30), () -> cri.logs(pod, "rank0", 0).contains("holding"));
+      assertThat(file).as("on the node's /dev/shm").exists();
       int pid = cri.pid(id);
       assertThat(Files.readString(Path.of("/proc", Integer.toString(pid), "status"))).as("its own PID namespace")
           .containsPattern("NSpid:\\s+" + pid + "\\s+1\n");
