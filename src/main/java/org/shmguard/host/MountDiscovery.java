@@ -136,6 +136,7 @@ public final class MountDiscovery {
       }
       volumes.discover(own, ownNs, ownMountinfo.toString(), found, warnings);
       leftOut = discoverNamespaces(ownNs, ownMountinfo.toString(), hostWhole, found, warnings);
+      volumes.namePods(found);
     }
     for (String path : configured) {
       MountEntry e = visibleAt(own, path);

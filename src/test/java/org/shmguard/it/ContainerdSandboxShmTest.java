@@ -82,6 +82,9 @@ class ContainerdSandboxShmTest {
     JsonNode m = mountAt(CliRun.scanJson(config()), shm);
     assertThat(m.get("origin").asText()).isEqualTo("namespace");
     assertThat(m.get("container").asText()).isEqualTo("pod:" + uid);
+    assertThat(m.get("workload").get("podNamespace").asText()).isEqualTo("training");
+    assertThat(m.get("workload").get("podName").asText()).isEqualTo("llama-0");
+    assertThat(m.get("workload").get("podUid").asText()).isEqualTo(uid);
     assertThat(m.get("sizeBytes").asLong()).isEqualTo(64 * MIB);
     assertThat(m.get("largest").get(0).get("name").asText()).isEqualTo("nccl-Sbx001");
 
@@ -128,7 +131,7 @@ class ContainerdSandboxShmTest {
   void aCrashLoopingContainersLeakIsReapedBeforeItsNextAttemptAndALiveAttemptsFileIsKept() throws Exception {
     String uid = "7e3d9f10-2b4c-4e5f-a617-28394a5b6c7d";
     Path config = TestConfig.write("mounts: [auto]\nreap:\n  grace: 1h\n  requireHostPidNamespace: false\n"
-        + "daemon:\n  interval: 1s\n  rediscover: 1s\n" + RUNTIMES);
+        + "daemon:\n  interval: 1s\n  rediscover: 1s\n" + runtimes());
     ContainerdCri.Pod pod = cri.runPod("inference", "engine-0", uid, false);
     Path shm = cri.sandboxShm(pod);
     List<Long> reapMillis = new ArrayList<>();
@@ -155,7 +158,11 @@ class ContainerdSandboxShmTest {
         JsonNode e = Journald.entries("SHM_SEGMENT", file).get(0);
         assertThat(e.get("SHMGUARD_EVENT").asText()).isEqualTo("segment_reaped");
         assertThat(e.get("SHM_CONTAINER").asText()).isEqualTo("pod:" + uid);
-        assertThat(e.get("SHM_MOUNT").asText()).contains("pod:" + uid);
+        assertThat(e.get("SHM_MOUNT").asText()).isEqualTo("pod:" + uid + ":/dev/shm");
+        assertThat(e.get("SHM_POD_NAMESPACE").asText()).isEqualTo("inference");
+        assertThat(e.get("SHM_POD_NAME").asText()).isEqualTo("engine-0");
+        assertThat(e.get("SHM_POD_UID").asText()).isEqualTo(uid);
+        assertThat(e.get("MESSAGE").asText()).endsWith("[pod inference/engine-0]");
         assertThat(e.get("MESSAGE").asText()).contains("every process that held it has exited");
         assertThat(e.get("SHM_HOLDER_PID").toString()).as("the evidence: the attempt's shell, seen holding it").contains("\"" + pid + "\"");
         assertThat(reapMillis.get(attempt)).as("reaped before kubelet's first back-off (10 s) would start the next attempt")
@@ -224,11 +231,16 @@ class ContainerdSandboxShmTest {
     }
   }
 
-  /** No runtime's volumes looked for: the sandbox shm is found as a mount namespace's /dev/shm, as on any node. */
-  private static final String RUNTIMES = "runtimes:\n  kubeletRoot: \"\"\n  podLogs: \"\"\n  dockerRoot: \"\"\n  containerStorage: []\n";
+  /**
+   * No runtime's host paths looked for: the sandbox shm is found as a mount namespace's /dev/shm,
+   * as on any node; its pod named from the pod log directory, kubelet's /var/log/pods.
+   */
+  private static String runtimes() {
+    return "runtimes:\n  kubeletRoot: \"\"\n  podLogs: " + cri.podLogs() + "\n  dockerRoot: \"\"\n  containerStorage: []\n";
+  }
 
   private static Path config() {
-    return TestConfig.write("mounts: [auto]\nreap:\n  grace: 1s\n  requireHostPidNamespace: false\n" + RUNTIMES);
+    return TestConfig.write("mounts: [auto]\nreap:\n  grace: 1s\n  requireHostPidNamespace: false\n" + runtimes());
   }
 
   /** Whether a pass of the daemon's judges {@code file} held by {@code pid} alone. */

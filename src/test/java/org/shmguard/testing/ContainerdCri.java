@@ -208,6 +208,15 @@ public final class ContainerdCri implements AutoCloseable {
     return cgroupTop + "/kubepods/besteffort/pod" + uid;
   }
 
+  /**
+   * The pods' log directory, as kubelet's /var/log/pods: each pod's {@code log_directory} is
+   * {@code <namespace>_<name>_<uid>} in it, made by {@link #runPod} as kubelet makes it (the CRI
+   * plugin makes none).
+   */
+  public Path podLogs() {
+    return dir.resolve("pods");
+  }
+
   /** The set-up's own directory, under the sandbox's mounts. */
   public Path dir() {
     return dir;
