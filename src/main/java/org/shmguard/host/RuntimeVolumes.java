@@ -28,7 +28,8 @@ import org.shmguard.model.Workload;
  * mount at such a path is not tmpfs; a tmpfs in the host's namespace needs CAP_SYS_ADMIN there).
  * Each is reached through its mount point only once an open handle shows that very mount (its id
  * and device, its root: {@link MountReach}). Who it belongs to comes from its path (the pod's uid,
- * the container's id) and from the runtime's own root-owned files ({@link WorkloadNames}).
+ * the container's id) and from the runtime's own root-owned files ({@link WorkloadNames}); a pod's
+ * /dev/shm that discovery found through its processes instead ({@link #namePods}) is named the same way.
  */
 final class RuntimeVolumes {
   private static final String EMPTY_DIR = "kubernetes.io~empty-dir";
