@@ -106,6 +106,16 @@ public final class ContainerdCri implements AutoCloseable {
 
   /** Starts a private containerd with the CRI plugin and imports both images; throws if it does not answer within two minutes. */
   public static ContainerdCri start() {
+    return start(null);
+  }
+
+  /**
+   * As {@link #start()}, with {@code runtime} as every pod's OCI runtime, the way an operator
+   * chooses it for the CRI plugin: a runtime {@code shmguard} of type io.containerd.runc.v2 whose
+   * {@code BinaryName} is {@code runtime}, made the default ({@code default_runtime_name}); null
+   * keeps runc.
+   */
+  public static ContainerdCri start(Path runtime) {
     Sandbox.require();
     assumeTrue(installed(), "needs containerd 1.6, runc, golang-go and busybox-static");
     Path tools;
@@ -116,7 +126,7 @@ public final class ContainerdCri implements AutoCloseable {
       for (String d : new String[] {"root", "state", "runc", "opt", "cni", "pods"}) {
         Files.createDirectories(dir.resolve(d));
       }
-      Files.writeString(dir.resolve("config.toml"), config(dir));
+      Files.writeString(dir.resolve("config.toml"), config(dir, runtime));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } catch (InterruptedException e) {
@@ -159,7 +169,7 @@ public final class ContainerdCri implements AutoCloseable {
     }
   }
 
-  private static String config(Path dir) {
+  private static String config(Path dir, Path runtime) {
     String cri = "[plugins.\"io.containerd.grpc.v1.cri\"]\n";
     return "version = 2\n"
         + "root = \"" + dir.resolve("root") + "\"\n"
@@ -179,11 +189,16 @@ public final class ContainerdCri implements AutoCloseable {
         + "    conf_dir = \"" + dir.resolve("cni") + "\"\n"
         + "  [plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
         + "    snapshotter = \"native\"\n"
-        + "    default_runtime_name = \"runc\"\n"
-        + "    [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n"
+        + "    default_runtime_name = \"" + (runtime == null ? "runc" : "shmguard") + "\"\n"
+        + runtime("runc", RUNC, dir) + (runtime == null ? "" : runtime("shmguard", runtime, dir));
+  }
+
+  private static String runtime(String name, Path binary, Path dir) {
+    String table = "plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes." + name;
+    return "    [" + table + "]\n"
         + "      runtime_type = \"io.containerd.runc.v2\"\n"
-        + "      [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n"
-        + "        BinaryName = \"" + RUNC + "\"\n"
+        + "      [" + table + ".options]\n"
+        + "        BinaryName = \"" + binary + "\"\n"
         + "        Root = \"" + dir.resolve("runc") + "\"\n"
         + "        SystemdCgroup = false\n";
   }
@@ -260,7 +275,14 @@ public final class ContainerdCri implements AutoCloseable {
    * {@link #logs}.
    */
   public String run(Pod pod, String name, int attempt, String... command) {
+    return run(pod, name, attempt, java.util.Map.of(), command);
+  }
+
+  /** As {@link #run(Pod, String, int, String...)}, with the environment variables {@code env}. */
+  public String run(Pod pod, String name, int attempt, java.util.Map<String, String> env, String... command) {
     ObjectNode c = JSON.createObjectNode();
+    var envs = c.putArray("envs");
+    env.forEach((k, v) -> envs.addObject().put("key", k).put("value", v));
     c.putObject("metadata").put("name", name).put("attempt", attempt);
     c.putObject("image").put("image", IMAGE);
     var cmd = c.putArray("command");
