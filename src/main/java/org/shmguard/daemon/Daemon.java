@@ -206,13 +206,13 @@ public final class Daemon implements AutoCloseable {
   public CompletableFuture<Void> reconfigure(Config config) {
     Engine fresh = Engine.create(config, paths);
     Config.Capacity c = config.capacity();
-    return worker.reconfigure(() -> {
+    return worker.ask(WorkRequest.reload(() -> {
       engine.adopt(fresh);
       planner.reconfigure(fresh.policy(), config.remount().policy(), c.policy(), c.topHolders());
       if (remounter != null) {
         remounter.reconfigure(config.remount().policy(), config.reap().dryRun());
       }
-    }, rediscovery(config, paths));
+    }, rediscovery(config, paths)));
   }
 
   /** Whether the first full pass is done and systemd was told READY=1. */
@@ -247,12 +247,12 @@ public final class Daemon implements AutoCloseable {
 
   /** Asks for a full pass now, as the periodic sweep would. */
   public void sweepNow() {
-    worker.request(Worker.Request.SWEEP);
+    worker.offer(WorkRequest.Trigger.SWEEP);
   }
 
   /** A full pass (reaping included) on the worker thread, with its alerts, as soon as it can run. */
   public CompletableFuture<PassReport> passNow() {
-    return worker.passNow();
+    return worker.ask(WorkRequest.fullPass());
   }
 
   /**
@@ -260,12 +260,12 @@ public final class Daemon implements AutoCloseable {
    * thread; the caller bounds its wait, so a pass stuck in the kernel holds no caller's thread.
    */
   public CompletableFuture<PassReport> dryRunPass() {
-    return worker.dryRunNow();
+    return worker.ask(WorkRequest.dryRun());
   }
 
   /** Asks for the journal summary now, as its cron schedule would. */
   public void summaryNow() {
-    worker.request(Worker.Request.SUMMARY);
+    worker.offer(WorkRequest.Trigger.SUMMARY);
   }
 
   /** Stops the schedules and the worker (which tells systemd STOPPING=1). */

@@ -3,7 +3,6 @@ package org.shmguard.daemon;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.BitSet;
-import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -22,7 +21,6 @@ import org.shmguard.host.MountDiscovery;
 import org.shmguard.host.SelfMemory;
 import org.shmguard.model.Dev;
 import org.shmguard.model.ProcessInfo;
-import org.shmguard.model.ContainerStart;
 import org.shmguard.model.ShmMount;
 import org.shmguard.remedy.ContainerShmSizer;
 import org.shmguard.nativ.Poll;
@@ -42,8 +40,8 @@ import org.slf4j.LoggerFactory;
  * remounts, one {@link PassReport}), hands the report to every {@link Output}, and pings
  * systemd's watchdog. The pass runs on the {@link PassThread}, which this thread waits for in
  * short slices, so a stop request is honoured at once whatever the kernel does to the pass.
- * Root's requests over the socket (a pass now, a dry run, a remount) are requests to this worker,
- * answered with their report.
+ * Every request (the schedules', root's over the socket, a holder's exit) comes through one
+ * {@link WorkQueue} as a {@link WorkRequest}; an asked one is answered with its report.
  */
 final class Worker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
@@ -52,9 +50,6 @@ final class Worker implements Runnable {
   /** How long a stop waits for an exit reap under way to be told: a reap and its event take milliseconds. */
   private static final Duration EXIT_REPORT_WAIT = Duration.ofSeconds(2);
   private static final int IDLE_WAIT_MS = 60_000;
-  /** The soonest a pass runs again for a segment leaving its grace: a bound on passes, whatever the clocks say. */
-
-  enum Request { SWEEP, HEARTBEAT, REDISCOVER, SUMMARY, RECONFIGURE }
 
   private final Engine engine;
   private Rediscovery rediscovery;
@@ -75,12 +70,10 @@ final class Worker implements Runnable {
   private final java.util.concurrent.atomic.AtomicLong heartbeats = new java.util.concurrent.atomic.AtomicLong();
   /** Reaps what a holder left as its pidfd fires, before the full pass its exit brings. */
   private ExitReaps exitReaps = ExitReaps.NONE;
-  private final Set<Request> requests = EnumSet.noneOf(Request.class);
+  /** Every request to this worker: the schedules', root's, and the holders' exits its poll saw. */
+  private final WorkQueue queue;
   private final CountDownLatch done = new CountDownLatch(1);
   private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
-  private final List<CompletableFuture<PassReport>> waiters = new ArrayList<>();
-  /** A reloaded configuration's settings, waiting for the worker to apply them between passes. */
-  private Reconfiguration reconfiguration;
   /** Said after the status line while it holds (a rejected reload), "" for nothing. */
   private volatile String note = "";
   private volatile boolean stopping;
@@ -112,6 +105,7 @@ final class Worker implements Runnable {
     this.mounts = mounts;
     this.exits = exits;
     this.poll = poll;
+    this.queue = new WorkQueue(poll::wake);
     this.outputs = outputs;
     this.notifier = notifier;
     this.settleNanos = settle.toNanos();
@@ -135,33 +129,15 @@ final class Worker implements Runnable {
     exitReaps = reaps;
   }
 
-  /** Asks for work from another thread (the schedules, the socket); the worker does it on its own thread. */
-  void request(Request r) {
-    synchronized (requests) {
-      requests.add(r);
-    }
-    poll.wake();
+  /** Asks for work from any thread (the schedules, the socket); the worker does it on its own thread. */
+  void offer(WorkRequest r) {
+    queue.offer(r);
   }
 
-  /**
-   * New settings from a reloaded configuration: {@code onPassThread} swaps them in on the pass
-   * thread between two passes (the engine's and the planner's), then this worker looks for mounts
-   * with {@code newRediscovery} and runs a full pass. The future completes once they are in
-   * place; exceptionally if the daemon stops first.
-   */
-  CompletableFuture<Void> reconfigure(Runnable onPassThread, Rediscovery newRediscovery) {
-    Reconfiguration r = new Reconfiguration(onPassThread, newRediscovery, new CompletableFuture<>());
-    synchronized (requests) {
-      if (reconfiguration != null) {
-        reconfiguration.done().completeExceptionally(new IllegalStateException("a newer reload replaced it"));
-      }
-      reconfiguration = r;
-    }
-    request(Request.RECONFIGURE);
-    return r.done();
+  /** Asks for work and returns the future its answer completes (after the outputs were told its report). */
+  <T> CompletableFuture<T> ask(WorkRequest.Asked<T> r) {
+    return queue.ask(r);
   }
-
-  private record Reconfiguration(Runnable onPassThread, Rediscovery rediscovery, CompletableFuture<Void> done) {}
 
   /** Said after the status line (STATUS=) until replaced; "" for nothing. */
   void note(String text) {
@@ -176,66 +152,6 @@ final class Worker implements Runnable {
   /** The one-line status, with the note if there is one. */
   String statusLine() {
     return status.line() + note;
-  }
-
-  /** A full pass on the worker thread as soon as it can run, and its report (told to every output first). */
-  CompletableFuture<PassReport> passNow() {
-    CompletableFuture<PassReport> f = new CompletableFuture<>();
-    synchronized (waiters) {
-      waiters.add(f);
-    }
-    request(Request.SWEEP);
-    return f;
-  }
-
-  /** A pass that reaps nothing, on the pass thread (after any pass running there), and its result. */
-  CompletableFuture<PassReport> dryRunNow() {
-    return passThread.submit(() -> engine.clean(true));
-  }
-
-  /**
-   * Root's remount: {@code mount} grown to {@code sizeBytes} (null: the configured target) on the
-   * pass thread, after any pass running there, as the remount policy allows; its report (the
-   * outcome and its alert) is told to every output, then completes the future. Null in the
-   * future when the daemon has no remounter. A request still waiting after {@code within} (a pass
-   * stuck in the kernel held the thread, and the caller was told it failed) is dropped, never
-   * carried out late.
-   */
-  CompletableFuture<PassReport> remountNow(ShmMount mount, Long sizeBytes, String trigger, Duration within) {
-    long deadline = System.nanoTime() + within.toNanos();
-    return passThread.submit(() -> {
-      if (System.nanoTime() - deadline > 0) {
-        LOG.warn("not remounting {} ({}): the request waited over {} s for a pass to end", mount.displayName(), trigger,
-            within.toSeconds());
-        throw new IllegalStateException("the request waited too long");
-      }
-      PassReport r = engine.remount(mount, sizeBytes, trigger);
-      if (r != null) {
-        outputs.export(r);
-      }
-      return r;
-    });
-  }
-
-  /**
-   * Root's PREPARE (a starting container's OCI hook): {@code sizer} sizes its /dev/shm on the pass
-   * thread, between passes, and the outputs are told the remount outcome it came to before the
-   * caller is answered. Dropped, as {@link #remountNow}, if it waited longer than {@code within}.
-   */
-  CompletableFuture<ContainerShmSizer.Outcome> prepareNow(ContainerShmSizer sizer, ContainerStart start, Duration within) {
-    long deadline = System.nanoTime() + within.toNanos();
-    return passThread.submit(() -> {
-      if (System.nanoTime() - deadline > 0) {
-        LOG.warn("not sizing container {}'s /dev/shm: the request waited over {} s for a pass to end", start.shortId(),
-            within.toSeconds());
-        throw new IllegalStateException("the request waited too long");
-      }
-      ContainerShmSizer.Outcome o = sizer.size(start);
-      if (o.remount() != null) {
-        outputs.export(PassReport.between(List.of(o.remount()), List.of(OutcomeAlerts.remounted(o.remount()))));
-      }
-      return o;
-    });
   }
 
   void stop() {
@@ -282,12 +198,7 @@ final class Worker implements Runnable {
     } finally {
       exitReaps.finish(EXIT_REPORT_WAIT); // a reap under way is in the journal before the stop
       passThread.close();
-      failWaiters(new IllegalStateException("the daemon is stopping"));
-      synchronized (requests) {
-        if (reconfiguration != null) {
-          reconfiguration.done().completeExceptionally(new IllegalStateException("the daemon is stopping"));
-        }
-      }
+      queue.close();
       notifier.stopping();
       exits.close();
       mounts.close();
@@ -327,42 +238,94 @@ final class Worker implements Runnable {
         LOG.debug("holder {} exited", pid);
       }
     }
-    if (exitedCount > 0) { // the exit path first; the full pass at once only if it left something
-      int[] pids = java.util.Arrays.copyOf(exited, exitedCount);
-      ExitReaps.Done done = exitReaps.mayRun(now) ? passThread.run(() -> exitReaps.reap(status.last(), engine.policy(),
-          pids, engine.dryRun()), () -> stopping, this::pingWatchdog) : null;
-      if (done != null && done.reaped() > 0) {
-        DaemonStatus st = status;
-        status = new DaemonStatus(st.passes(), st.reaped() + done.reaped(), st.overflows(), st.watchedMounts(),
-            st.watchedHolders(), st.lastPassNanos(), st.last(), st.residentBytes());
-      }
-      if (done != null && done.complete()) {
-        schedule.exitHandled(System.nanoTime());
-      } else {
-        schedule.exitLeftWork(now); // a death needs no settling: reap what it left at once
-      }
+    if (exitedCount > 0) {
+      queue.offer(new WorkRequest.Exit(java.util.Arrays.copyOf(exited, exitedCount)));
     }
-    for (Request r : takeRequests()) {
-      switch (r) {
-        case SWEEP -> schedule.request(now);
-        case HEARTBEAT -> heartbeat(now);
-        case REDISCOVER -> {
-          // discovery reads every namespace's mounts: off this thread, as a pass is
-          Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping, this::pingWatchdog);
-          if (found != null && (!found.equals(knownMounts) || rediscovery.containerEnded())) {
-            // new or gone mounts; or a pod's volume whose container ended: a full pass, with its mounts
-            // found afresh, judges whether every writer of it has exited (WritersGone) before the next sweep
-            schedule.request(now);
-          }
-        }
-        case SUMMARY -> summary();
-        case RECONFIGURE -> reconfigureNow(now);
-      }
+    for (WorkRequest r : queue.take(now)) {
+      handle(r, now);
     }
     if (schedule.isDue(System.nanoTime())) {
       passSafely();
     }
     pingWatchdog();
+  }
+
+  /** Carries out one request; what runs on the host runs on the pass thread. */
+  private void handle(WorkRequest r, long now) {
+    if (r instanceof WorkRequest.Exit e) {
+      exitPass(e.pids(), now);
+    } else if (r instanceof WorkRequest.Trigger t) {
+      switch (t) {
+        case SWEEP -> schedule.request(now);
+        case HEARTBEAT -> heartbeat(now);
+        case REDISCOVER -> rediscover(now);
+        case SUMMARY -> summary();
+      }
+    } else if (r instanceof WorkRequest.FullPass) {
+      schedule.request(now); // its answer waits in the queue for the pass
+    } else if (r instanceof WorkRequest.DryRun d) {
+      answer(d.answer(), () -> engine.clean(true));
+    } else if (r instanceof WorkRequest.Remount m) {
+      answer(m.answer(), () -> told(engine.remount(m.mount(), m.sizeBytes(), m.trigger())));
+    } else if (r instanceof WorkRequest.Prepare p) {
+      answer(p.answer(), () -> {
+        ContainerShmSizer.Outcome o = p.sizer().size(p.start());
+        if (o.remount() != null) {
+          outputs.export(PassReport.between(List.of(o.remount()), List.of(OutcomeAlerts.remounted(o.remount()))));
+        }
+        return o;
+      });
+    } else if (r instanceof WorkRequest.Reload l) {
+      reload(l, now);
+    }
+  }
+
+  /** Runs {@code work} on the pass thread and answers with what it returns (the outputs told first, by {@code work}). */
+  private <T> void answer(WorkRequest.Answer<T> answer, java.util.concurrent.Callable<T> work) {
+    try {
+      T result = passThread.run(work, () -> stopping, this::pingWatchdog);
+      if (stopping && result == null) {
+        answer.fail(new IllegalStateException(WorkQueue.STOPPING));
+      } else {
+        answer.complete(result);
+      }
+    } catch (RuntimeException e) {
+      answer.fail(e);
+    }
+  }
+
+  /** {@code report} told to every output (on the pass thread), then returned; null stays null. */
+  private PassReport told(PassReport report) {
+    if (report != null) {
+      outputs.export(report);
+    }
+    return report;
+  }
+
+  /** The exit path for {@code pids}, on the pass thread; the full pass after it when the schedule says. */
+  private void exitPass(int[] pids, long now) {
+    ExitReaps.Done done = exitReaps.mayRun(now) ? passThread.run(() -> exitReaps.reap(status.last(), engine.policy(),
+        pids, engine.dryRun()), () -> stopping, this::pingWatchdog) : null;
+    if (done != null && done.reaped() > 0) {
+      DaemonStatus st = status;
+      status = new DaemonStatus(st.passes(), st.reaped() + done.reaped(), st.overflows(), st.watchedMounts(),
+          st.watchedHolders(), st.lastPassNanos(), st.last(), st.residentBytes());
+    }
+    if (done != null && done.complete()) {
+      schedule.exitHandled(System.nanoTime());
+    } else {
+      schedule.exitLeftWork(now); // a death needs no settling: reap what it left at once
+    }
+  }
+
+  /** Discovery reads every namespace's mounts: off this thread, as a pass is; a full pass if they changed. */
+  private void rediscover(long now) {
+    Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping, this::pingWatchdog);
+    if (found != null && (!found.equals(knownMounts) || rediscovery.containerEnded())) {
+      // new or gone mounts; or a pod's volume whose container ended: a full pass, with its mounts
+      // found afresh, judges whether every writer of it has exited (WritersGone) before the next sweep
+      schedule.request(now);
+    }
   }
 
   /**
@@ -391,26 +354,18 @@ final class Worker implements Runnable {
   }
 
   /** Swaps a reload's settings in on the pass thread (after any pass running there), then asks for a full pass. */
-  private void reconfigureNow(long now) {
-    Reconfiguration r;
-    synchronized (requests) {
-      r = reconfiguration;
-      reconfiguration = null;
-    }
-    if (r == null) {
-      return;
-    }
+  private void reload(WorkRequest.Reload r, long now) {
     Boolean applied = passThread.run(() -> {
       r.onPassThread().run();
       return Boolean.TRUE;
     }, () -> stopping, this::pingWatchdog);
     if (applied == null) {
-      r.done().completeExceptionally(new IllegalStateException("the daemon is stopping"));
+      r.answer().fail(new IllegalStateException(WorkQueue.STOPPING));
       return;
     }
     rediscovery = r.rediscovery();
     schedule.request(now);
-    r.done().complete(null);
+    r.answer().complete(null);
   }
 
   /** WATCHDOG=1 when due, once READY=1 was sent: from this loop, and while it waits for a pass that is on time. */
@@ -434,14 +389,6 @@ final class Worker implements Runnable {
     return (int) Math.max(0, Math.min(IDLE_WAIT_MS, (wait + 999_999) / 1_000_000));
   }
 
-  private Set<Request> takeRequests() {
-    synchronized (requests) {
-      Set<Request> taken = requests.isEmpty() ? Set.of() : EnumSet.copyOf(requests);
-      requests.clear();
-      return taken;
-    }
-  }
-
   private void passSafely() {
     boolean rediscover = schedule.passStarts();
     try {
@@ -452,22 +399,18 @@ final class Worker implements Runnable {
   }
 
   private void pass(boolean rediscover) {
-    List<CompletableFuture<PassReport>> served;
-    synchronized (waiters) {
-      served = new ArrayList<>(waiters);
-      waiters.clear();
-    }
+    List<WorkRequest.Answer<PassReport>> served = queue.passStarts();
     PassReport report;
     try {
       boolean sameMounts = !rediscover;
       // observe, judge, plan, the plan's reap at once after the judgement, its remounts: all on the pass thread
       report = passThread.run(() -> engine.pass(false, sameMounts), () -> stopping, this::pingWatchdog);
     } catch (RuntimeException e) {
-      served.forEach(f -> f.completeExceptionally(e));
+      served.forEach(f -> f.fail(e));
       throw e;
     }
     if (report == null) {
-      served.forEach(f -> f.completeExceptionally(new IllegalStateException("the daemon is stopping")));
+      served.forEach(f -> f.fail(new IllegalStateException(WorkQueue.STOPPING)));
       return;
     }
     Plan plan = report.plan();
@@ -519,13 +462,6 @@ final class Worker implements Runnable {
       LOG.info("every mount found is examined again");
     }
     coverageLogged = line == null ? null : key;
-  }
-
-  private void failWaiters(RuntimeException why) {
-    synchronized (waiters) {
-      waiters.forEach(f -> f.completeExceptionally(why));
-      waiters.clear();
-    }
   }
 
   /**
