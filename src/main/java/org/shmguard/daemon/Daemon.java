@@ -118,13 +118,12 @@ public final class Daemon implements AutoCloseable {
       });
     }
     Poll poll = Poll.create();
-    Worker worker = new Worker(engine, rediscovery(config, paths),
-        new MountWatches(Inotify.open()),
-        new ExitWatches(d.watchHolders(), pid -> {
-          ProcessInfo info = details.read(pid);
-          return info == null ? null : info.startTicks();
-        }),
-        poll, outputs, notifier, d.settle(), planner, passDeadline);
+    Watches watches = new Watches(new MountWatches(Inotify.open()), new ExitWatches(d.watchHolders(), pid -> {
+      ProcessInfo info = details.read(pid);
+      return info == null ? null : info.startTicks();
+    }), poll);
+    Worker worker = new Worker(engine, rediscovery(config, paths), watches, outputs, notifier, d.settle(), planner,
+        passDeadline);
     worker.exitPath(ExitReaps.on(paths));
     PathWalks.shared().onStallAndRecovery(
         path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " did not answer within "
@@ -179,11 +178,11 @@ public final class Daemon implements AutoCloseable {
   }
 
   /** A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap. */
-  private static Worker.Rediscovery rediscovery(Config config, HostPaths paths) {
+  private static Rediscovery rediscovery(Config config, HostPaths paths) {
     // A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap.
     MountChanges changes = new MountChanges(paths, new MountDiscovery(paths, config.namespaces().actInUserNamespaces(),
         config.namespaces().reportLimit(), config.runtimes()), config.autoDiscover(), config.mountPaths());
-    return new Worker.Rediscovery() {
+    return new Rediscovery() {
       @Override
       public Set<Dev> mounts() {
         return changes.devices();

@@ -18,6 +18,20 @@ import org.shmguard.policy.Verdict;
  */
 public record DaemonStatus(long passes, long reaped, long overflows, int watchedMounts, int watchedHolders,
     long lastPassNanos, Judgement last, long residentBytes) {
+  /** Before the first pass. */
+  static final DaemonStatus START = new DaemonStatus(0, 0, 0, 0, 0, 0, null, -1);
+
+  /** After one more full pass, which reaped {@code reapedNow}, judged {@code j} and took {@code tookNanos}. */
+  DaemonStatus afterPass(long reapedNow, long overflowsNow, int mountsNow, int holdersNow, long tookNanos, Judgement j,
+      long rss) {
+    return new DaemonStatus(passes + 1, reaped + reapedNow, overflowsNow, mountsNow, holdersNow, tookNanos, j, rss);
+  }
+
+  /** After an exit pass that reaped {@code n}: counted, the last full pass's figures kept. */
+  DaemonStatus plusReaped(long n) {
+    return n == 0 ? this : new DaemonStatus(passes, reaped + n, overflows, watchedMounts, watchedHolders, lastPassNanos,
+        last, residentBytes);
+  }
 
   /** One line for systemd's STATUS=: mounts, segments, leaked, reaped, the fullest mount. */
   public String line() {

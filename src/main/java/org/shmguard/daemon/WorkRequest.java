@@ -80,7 +80,7 @@ sealed interface WorkRequest permits WorkRequest.Trigger, WorkRequest.Exit, Work
    * A reloaded configuration: {@code onPassThread} swaps its settings in between two passes, then
    * the worker looks for mounts with {@code rediscovery} and runs a full pass.
    */
-  record Reload(Runnable onPassThread, Worker.Rediscovery rediscovery, Answer<Void> answer) implements Asked<Void> {}
+  record Reload(Runnable onPassThread, Rediscovery rediscovery, Answer<Void> answer) implements Asked<Void> {}
 
   static FullPass fullPass() {
     return new FullPass(Answer.unbounded("a full pass"));
@@ -100,7 +100,7 @@ sealed interface WorkRequest permits WorkRequest.Trigger, WorkRequest.Exit, Work
         System.nanoTime()));
   }
 
-  static Reload reload(Runnable onPassThread, Worker.Rediscovery rediscovery) {
+  static Reload reload(Runnable onPassThread, Rediscovery rediscovery) {
     return new Reload(onPassThread, rediscovery, Answer.unbounded("a reload"));
   }
 

@@ -2,110 +2,90 @@ package org.shmguard.daemon;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.util.BitSet;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.ArrayList;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import org.shmguard.engine.Engine;
 import org.shmguard.engine.Output;
 import org.shmguard.engine.Outputs;
 import org.shmguard.engine.PassReport;
-import org.shmguard.policy.OutcomeAlerts;
-import org.shmguard.host.MountDiscovery;
 import org.shmguard.host.SelfMemory;
 import org.shmguard.model.Dev;
-import org.shmguard.model.ProcessInfo;
 import org.shmguard.model.ShmMount;
-import org.shmguard.remedy.ContainerShmSizer;
-import org.shmguard.nativ.Poll;
-import org.shmguard.policy.Assessment;
+import org.shmguard.nativ.NativeHeap;
 import org.shmguard.policy.Judgement;
-import org.shmguard.policy.Plan;
+import org.shmguard.policy.OutcomeAlerts;
 import org.shmguard.policy.Planner;
-import org.shmguard.policy.Verdict;
+import org.shmguard.remedy.ContainerShmSizer;
 import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.systemd.ServiceNotifier;
+import org.shmguard.text.Counts;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The daemon's worker thread: waits on inotify, holder pidfds and requests at once, has one full
- * pass run per burst of triggers ({@link Engine#pass}: observe, judge, plan, the plan's reap and
- * remounts, one {@link PassReport}), hands the report to every {@link Output}, and pings
- * systemd's watchdog. The pass runs on the {@link PassThread}, which this thread waits for in
- * short slices, so a stop request is honoured at once whatever the kernel does to the pass.
- * Every request (the schedules', root's over the socket, a holder's exit) comes through one
- * {@link WorkQueue} as a {@link WorkRequest}; an asked one is answered with its report.
+ * The daemon's loop: polls inotify and the holders' pidfds until the {@link PassSchedule} says
+ * something is due, takes every {@link WorkRequest} from its {@link WorkQueue} (a holder's exit
+ * first), runs what is due on the {@link PassThread} (a full pass is one {@link Engine#pass}), hands
+ * each report to every {@link Output} and pings systemd's watchdog. It waits for the pass thread in
+ * short slices, so a stop is honoured at once whatever the kernel does to a pass.
+ *
+ * <pre>{@code
+ * poll -> mount events, exits -> queue -> take(): Exit | Trigger | FullPass | DryRun | Remount | Prepare | Reload
+ *      -> schedule.isDue? -> pass on the pass thread -> outputs.export(report) -> afterPass -> poll
+ * }</pre>
  */
 final class Worker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
-  /** A holder whose pidfd fired may linger as a zombie until its parent reaps it: look again. */
-  private static final long ZOMBIE_GIVE_UP_NANOS = Duration.ofSeconds(30).toNanos();
   /** How long a stop waits for an exit reap under way to be told: a reap and its event take milliseconds. */
   private static final Duration EXIT_REPORT_WAIT = Duration.ofSeconds(2);
   private static final int IDLE_WAIT_MS = 60_000;
 
   private final Engine engine;
-  private Rediscovery rediscovery;
-  private final MountWatches mounts;
-  private final ExitWatches exits;
-  private final Poll poll;
+  /** inotify on the mounts, pidfds on the holders, and the wake for requests: one poll. */
+  private final Watches watches;
   /** Told every report: journald, metrics, the advice socket and file, systemd's status, ... */
   private final Outputs outputs;
   private final ServiceNotifier notifier;
   private final long settleNanos;
   /** The engine's planner, asked here only for the journal summary between passes. */
   private final Planner planner;
-  /** When the next full pass is due: every timing rule of this loop (settling, the budget, the exit path's follow-up). */
+  /** Every timing rule of this loop: when the next full pass is due. */
   private final PassSchedule schedule;
   private final PassThread passThread;
-  /** Between sweeps: a statvfs per mount that only says whether a full pass is due now. */
+  private final WorkQueue queue;
   private final Heartbeat heartbeat = Heartbeat.system();
-  private final java.util.concurrent.atomic.AtomicLong heartbeats = new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong heartbeats = new AtomicLong();
+  private final Zombies zombies = new Zombies();
+  private final CoverageLog coverage = new CoverageLog();
+  private final CountDownLatch done = new CountDownLatch(1);
+  private Rediscovery rediscovery;
   /** Reaps what a holder left as its pidfd fires, before the full pass its exit brings. */
   private ExitReaps exitReaps = ExitReaps.NONE;
-  /** Every request to this worker: the schedules', root's, and the holders' exits its poll saw. */
-  private final WorkQueue queue;
-  private final CountDownLatch done = new CountDownLatch(1);
-  private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
+  private Set<Dev> knownMounts = new HashSet<>();
   /** Said after the status line while it holds (a rejected reload), "" for nothing. */
   private volatile String note = "";
   private volatile boolean stopping;
   private volatile boolean failed;
   private volatile boolean ready;
-  private volatile DaemonStatus status = new DaemonStatus(0, 0, 0, 0, 0, 0, null, -1);
-  private Set<Dev> knownMounts = new HashSet<>();
-  /** What {@link #logCoverage} last said at info, in short; null when everything was examined. */
-  private String coverageLogged;
-
-  /** Looks for the current set of mounts without a full pass. */
-  interface Rediscovery {
-    Set<Dev> mounts();
-
-    /** True, once, when a container ended on a mount that is still there (see MountChanges.containerEnded). */
-    default boolean containerEnded() {
-      return false;
-    }
-  }
+  private volatile DaemonStatus status = DaemonStatus.START;
 
   /**
    * @param outputs told every report; systemd's status line and, in a dry run, the verdicts' log
    *     lines are added to them here
    */
-  Worker(Engine engine, Rediscovery rediscovery, MountWatches mounts, ExitWatches exits, Poll poll, Outputs outputs,
-      ServiceNotifier notifier, Duration settle, Planner planner, Duration passDeadline) {
+  Worker(Engine engine, Rediscovery rediscovery, Watches watches, Outputs outputs, ServiceNotifier notifier,
+      Duration settle, Planner planner, Duration passDeadline) {
     this.engine = engine;
     this.rediscovery = rediscovery;
-    this.mounts = mounts;
-    this.exits = exits;
-    this.poll = poll;
-    this.queue = new WorkQueue(poll::wake);
+    this.watches = watches;
+    this.queue = new WorkQueue(watches::wake);
     this.outputs = outputs;
     this.notifier = notifier;
     this.settleNanos = settle.toNanos();
@@ -113,14 +93,6 @@ final class Worker implements Runnable {
     this.planner = planner;
     this.passThread = new PassThread(passDeadline, outputs.sink(), notifier);
     outputs.add(new DryRunVerdicts()).add(new StatusOutput(notifier, this::ready, this::statusLine));
-  }
-
-  static Rediscovery rediscovery(MountDiscovery discovery, boolean auto, List<String> configured) {
-    return () -> {
-      Set<Dev> devs = new HashSet<>();
-      discovery.discover(auto, configured).mounts().forEach(m -> devs.add(m.dev()));
-      return devs;
-    };
   }
 
   /** The exit path (set before the worker runs). */
@@ -134,7 +106,7 @@ final class Worker implements Runnable {
     queue.offer(r);
   }
 
-  /** Asks for work and returns the future its answer completes (after the outputs were told its report). */
+  /** Asks for work; the future completes with its answer, after the outputs were told its report. */
   <T> CompletableFuture<T> ask(WorkRequest.Asked<T> r) {
     return queue.ask(r);
   }
@@ -154,28 +126,32 @@ final class Worker implements Runnable {
     return status.line() + note;
   }
 
+  DaemonStatus status() {
+    return status;
+  }
+
+  /** How many heartbeats ran since start. */
+  long heartbeats() {
+    return heartbeats.get();
+  }
+
   void stop() {
     stopping = true;
-    poll.wake();
+    watches.wake();
   }
 
   /** Releases the watches of a worker whose loop never ran. */
   void abandon() {
-    exits.close();
-    mounts.close();
+    watches.close();
   }
 
   boolean awaitStopped(Duration d) throws InterruptedException {
-    return done.await(d.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    return done.await(d.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   /** True when the loop ended on an error rather than a stop request. */
   boolean failed() {
     return failed;
-  }
-
-  DaemonStatus status() {
-    return status;
   }
 
   @Override
@@ -185,7 +161,7 @@ final class Worker implements Runnable {
       if (!stopping) {
         notifier.ready(statusLine());
         ready = true;
-        org.shmguard.nativ.NativeHeap.trim(); // what starting freed goes back to the kernel
+        NativeHeap.trim(); // what starting freed goes back to the kernel
       }
       while (!stopping) {
         waitAndHandle();
@@ -200,46 +176,24 @@ final class Worker implements Runnable {
       passThread.close();
       queue.close();
       notifier.stopping();
-      exits.close();
-      mounts.close();
+      watches.close();
       LOG.info("shmguard stopped");
       done.countDown();
     }
   }
 
-  /** "12 passes, 3 segments reaped since start": the stop line's account. */
-  private String doneSoFar() {
-    DaemonStatus st = status;
-    return org.shmguard.text.Counts.of(st.passes(), "pass") + ", " + org.shmguard.text.Counts.of(st.reaped(), "segment")
-        + " reaped since start" + (engine.dryRun() ? " (dry run: nothing unlinked)" : "");
-  }
-
+  /** One turn of the loop: wait until something happens or is due, take the requests, run what is due. */
   private void waitAndHandle() throws IOException {
-    int[][] holders = exits.snapshot();
-    int[] fds = new int[holders[1].length + 1];
-    fds[0] = mounts.fd();
-    System.arraycopy(holders[1], 0, fds, 1, holders[1].length);
-    BitSet ready = poll.await(fds, timeoutMs(System.nanoTime()));
+    Watches.Woken woken = watches.await(timeoutMs(System.nanoTime()));
     long now = System.nanoTime();
-    if (ready.get(0)) {
-      MountWatches.Drained d = mounts.drain();
-      if (d.events() > 0) {
-        schedule.mountEvents(now);
-      }
+    if (woken.mountEvents()) {
+      schedule.mountEvents(now);
     }
-    int[] exited = new int[holders[0].length];
-    int exitedCount = 0;
-    for (int i = 0; i < holders[0].length; i++) {
-      if (ready.get(i + 1)) {
-        int pid = holders[0][i];
-        exited[exitedCount++] = pid;
-        exits.exited(pid);
-        zombies.putIfAbsent(pid, now);
-        LOG.debug("holder {} exited", pid);
-      }
+    for (int pid : woken.exited()) {
+      zombies.exited(pid, now);
     }
-    if (exitedCount > 0) {
-      queue.offer(new WorkRequest.Exit(java.util.Arrays.copyOf(exited, exitedCount)));
+    if (woken.exited().length > 0) {
+      queue.offer(new WorkRequest.Exit(woken.exited()));
     }
     for (WorkRequest r : queue.take(now)) {
       handle(r, now);
@@ -250,7 +204,7 @@ final class Worker implements Runnable {
     pingWatchdog();
   }
 
-  /** Carries out one request; what runs on the host runs on the pass thread. */
+  /** Carries out one request; what reads or changes the host runs on the pass thread. */
   private void handle(WorkRequest r, long now) {
     if (r instanceof WorkRequest.Exit e) {
       exitPass(e.pids(), now);
@@ -268,33 +222,21 @@ final class Worker implements Runnable {
     } else if (r instanceof WorkRequest.Remount m) {
       answer(m.answer(), () -> told(engine.remount(m.mount(), m.sizeBytes(), m.trigger())));
     } else if (r instanceof WorkRequest.Prepare p) {
-      answer(p.answer(), () -> {
-        ContainerShmSizer.Outcome o = p.sizer().size(p.start());
-        if (o.remount() != null) {
-          outputs.export(PassReport.between(List.of(o.remount()), List.of(OutcomeAlerts.remounted(o.remount()))));
-        }
-        return o;
-      });
-    } else if (r instanceof WorkRequest.Reload l) {
-      reload(l, now);
+      answer(p.answer(), () -> prepare(p));
+    } else if (r instanceof WorkRequest.Reload l && answer(l.answer(), () -> {
+      l.onPassThread().run(); // the engine's, the planner's and the remounter's settings, between two passes
+      return null;
+    })) {
+      rediscovery = l.rediscovery();
+      schedule.request(now);
     }
   }
 
-  /** Runs {@code work} on the pass thread and answers with what it returns (the outputs told first, by {@code work}). */
-  private <T> void answer(WorkRequest.Answer<T> answer, java.util.concurrent.Callable<T> work) {
-    try {
-      T result = passThread.run(work, () -> stopping, this::pingWatchdog);
-      if (stopping && result == null) {
-        answer.fail(new IllegalStateException(WorkQueue.STOPPING));
-      } else {
-        answer.complete(result);
-      }
-    } catch (RuntimeException e) {
-      answer.fail(e);
-    }
+  private <T> boolean answer(WorkRequest.Answer<T> answer, Callable<T> work) {
+    return passThread.answer(answer, work, () -> stopping, this::pingWatchdog);
   }
 
-  /** {@code report} told to every output (on the pass thread), then returned; null stays null. */
+  /** {@code report} told to every output (on the pass thread, before its caller hears of it); null stays null. */
   private PassReport told(PassReport report) {
     if (report != null) {
       outputs.export(report);
@@ -302,38 +244,33 @@ final class Worker implements Runnable {
     return report;
   }
 
+  /** Root's PREPARE on the pass thread: the container sized, and its remount (if any) told before the answer. */
+  private ContainerShmSizer.Outcome prepare(WorkRequest.Prepare p) {
+    ContainerShmSizer.Outcome o = p.sizer().size(p.start());
+    if (o.remount() != null) {
+      told(PassReport.between(List.of(o.remount()), List.of(OutcomeAlerts.remounted(o.remount()))));
+    }
+    return o;
+  }
+
   /** The exit path for {@code pids}, on the pass thread; the full pass after it when the schedule says. */
   private void exitPass(int[] pids, long now) {
-    ExitReaps.Done done = exitReaps.mayRun(now) ? passThread.run(() -> exitReaps.reap(status.last(), engine.policy(),
+    ExitReaps.Done d = exitReaps.mayRun(now) ? passThread.run(() -> exitReaps.reap(status.last(), engine.policy(),
         pids, engine.dryRun()), () -> stopping, this::pingWatchdog) : null;
-    if (done != null && done.reaped() > 0) {
-      DaemonStatus st = status;
-      status = new DaemonStatus(st.passes(), st.reaped() + done.reaped(), st.overflows(), st.watchedMounts(),
-          st.watchedHolders(), st.lastPassNanos(), st.last(), st.residentBytes());
+    if (d != null) {
+      status = status.plusReaped(d.reaped());
     }
-    if (done != null && done.complete()) {
+    if (d != null && d.complete()) {
       schedule.exitHandled(System.nanoTime());
     } else {
       schedule.exitLeftWork(now); // a death needs no settling: reap what it left at once
     }
   }
 
-  /** Discovery reads every namespace's mounts: off this thread, as a pass is; a full pass if they changed. */
-  private void rediscover(long now) {
-    Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping, this::pingWatchdog);
-    if (found != null && (!found.equals(knownMounts) || rediscovery.containerEnded())) {
-      // new or gone mounts; or a pod's volume whose container ended: a full pass, with its mounts
-      // found afresh, judges whether every writer of it has exited (WritersGone) before the next sweep
-      schedule.request(now);
-    }
-  }
-
   /**
-   * The heartbeat: a statvfs of each mount the last full pass measured, on the pass thread (a path
-   * walk, as a pass's, that the kernel may hold), after any pass running there. A change beyond
-   * its thresholds makes a full pass due as an event does (settled, and spaced by the pass budget
-   * if passes run back to back); it never reaps, and it is not a pass: the status, the probes and
-   * CHECK still count full passes only.
+   * The heartbeat: a statvfs of each mount the last full pass measured, on the pass thread. A
+   * change beyond its thresholds makes a full pass due as an event does; it never reaps, and it is
+   * not a pass: the status, the probes and CHECK count full passes only.
    */
   private void heartbeat(long now) {
     Judgement last = status.last();
@@ -348,24 +285,63 @@ final class Worker implements Runnable {
     }
   }
 
-  /** How many heartbeats ran since start. */
-  long heartbeats() {
-    return heartbeats.get();
+  /** Discovery reads every namespace's mounts, on the pass thread; a full pass if they changed. */
+  private void rediscover(long now) {
+    Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping, this::pingWatchdog);
+    if (found != null && (!found.equals(knownMounts) || rediscovery.containerEnded())) {
+      // new or gone mounts, or a pod's volume whose container ended: a full pass with its mounts
+      // found afresh judges whether every writer of it has exited (WritersGone) before the next sweep
+      schedule.request(now);
+    }
   }
 
-  /** Swaps a reload's settings in on the pass thread (after any pass running there), then asks for a full pass. */
-  private void reload(WorkRequest.Reload r, long now) {
-    Boolean applied = passThread.run(() -> {
-      r.onPassThread().run();
-      return Boolean.TRUE;
-    }, () -> stopping, this::pingWatchdog);
-    if (applied == null) {
-      r.answer().fail(new IllegalStateException(WorkQueue.STOPPING));
-      return;
+  private void summary() {
+    Judgement j = status.last();
+    if (j != null) {
+      outputs.export(PassReport.between(List.of(), planner.summary(j, status.reaped())));
     }
-    rediscovery = r.rediscovery();
-    schedule.request(now);
-    r.answer().complete(null);
+  }
+
+  private void passSafely() {
+    boolean rediscover = schedule.passStarts();
+    List<WorkRequest.Answer<PassReport>> served = queue.passStarts();
+    try {
+      // observe, judge, plan, the plan's reap at once after the judgement, its remounts: all on the pass thread
+      PassReport report = passThread.run(() -> engine.pass(false, !rediscover), () -> stopping, this::pingWatchdog);
+      if (report == null) {
+        served.forEach(a -> a.fail(new IllegalStateException(WorkQueue.STOPPING)));
+        return;
+      }
+      afterPass(report);
+      outputs.export(report);
+      served.forEach(a -> a.complete(report));
+    } catch (RuntimeException e) {
+      served.forEach(a -> a.fail(e));
+      LOG.error("a pass failed ({}); the next trigger or sweep tries again", e.toString(), e);
+    }
+  }
+
+  /** What a full pass changes in this loop: the schedule, the watches, the zombies, the status. */
+  private void afterPass(PassReport report) {
+    Judgement j = report.judgement();
+    j.snapshot().warnings().forEach(w -> LOG.debug("{}", w));
+    knownMounts = j.snapshot().mounts().stream().map(ShmMount::dev).collect(Collectors.toSet());
+    long reapedNow = report.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
+    long took = report.took().toNanos();
+    long end = System.nanoTime();
+    // more files than one pass examines, and this one made room: the next batch at once
+    boolean more = reapedNow > 0 && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0);
+    schedule.passEnded(end, took, more, report.plan().lookAgainIn());
+    coverage.after(j.snapshot());
+    if (watches.sync(j)) {
+      schedule.event(System.nanoTime() - settleNanos); // changed before its watch existed: look once more
+    }
+    long now = System.nanoTime();
+    schedule.zombies(now, zombies.afterPass(j.snapshot()::isAlive, now));
+    status = status.afterPass(reapedNow, watches.overflows(), watches.mounts(), watches.holders(), took, j,
+        SelfMemory.residentBytes());
+    LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
+        status.line());
   }
 
   /** WATCHDOG=1 when due, once READY=1 was sent: from this loop, and while it waits for a pass that is on time. */
@@ -389,123 +365,10 @@ final class Worker implements Runnable {
     return (int) Math.max(0, Math.min(IDLE_WAIT_MS, (wait + 999_999) / 1_000_000));
   }
 
-  private void passSafely() {
-    boolean rediscover = schedule.passStarts();
-    try {
-      pass(rediscover);
-    } catch (RuntimeException e) {
-      LOG.error("a pass failed ({}); the next trigger or sweep tries again", e.toString(), e);
-    }
-  }
-
-  private void pass(boolean rediscover) {
-    List<WorkRequest.Answer<PassReport>> served = queue.passStarts();
-    PassReport report;
-    try {
-      boolean sameMounts = !rediscover;
-      // observe, judge, plan, the plan's reap at once after the judgement, its remounts: all on the pass thread
-      report = passThread.run(() -> engine.pass(false, sameMounts), () -> stopping, this::pingWatchdog);
-    } catch (RuntimeException e) {
-      served.forEach(f -> f.fail(e));
-      throw e;
-    }
-    if (report == null) {
-      served.forEach(f -> f.fail(new IllegalStateException(WorkQueue.STOPPING)));
-      return;
-    }
-    Plan plan = report.plan();
-    long took = report.took().toNanos();
-    Judgement j = report.judgement();
-    for (String w : j.snapshot().warnings()) {
-      LOG.debug("{}", w);
-    }
-    knownMounts = j.snapshot().mounts().stream().map(ShmMount::dev).collect(Collectors.toSet());
-    long reapedNow = report.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
-    long end = System.nanoTime();
-    // more files than one pass examines, and this one made room: the next batch at once
-    boolean more = reapedNow > 0 && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0);
-    schedule.passEnded(end, took, more, plan.lookAgainIn());
-    logCoverage(j);
-    // Only mounts it may act in: a change in a mount shmguard only reports needs no pass (it is
-    // not listed), and a user churning files in their own tmpfs cannot drive passes.
-    if (mounts.sync(j.snapshot().mounts().stream().filter(ShmMount::mayAct).toList())) {
-      schedule.event(System.nanoTime() - settleNanos); // files created before a new watch existed: look once more
-    }
-    if (exits.sync(heldByWatchedPids(j))) {
-      schedule.event(System.nanoTime() - settleNanos);
-    }
-    trackZombies(j);
-    DaemonStatus before = status;
-    status = new DaemonStatus(before.passes() + 1, before.reaped() + reapedNow, mounts.overflows(), mounts.size(),
-        exits.size(), took, j, SelfMemory.residentBytes());
-    LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
-        status.line());
-    outputs.export(report);
-    served.forEach(f -> f.complete(report));
-  }
-
-  /**
-   * What the pass did not examine, at info when what is left out changes (files beyond the
-   * shares, how many report-only mounts, how many namespaces beyond the limit), else at debug:
-   * one line for an operator, not one per pass while a crowded mount drains.
-   */
-  private void logCoverage(Judgement j) {
-    var snap = j.snapshot();
-    long unexamined = snap.contents().stream().mapToLong(c -> c.unexamined()).sum();
-    String line = snap.notExamined();
-    String key = (unexamined > 0) + "/" + snap.coverage().reportOnlyMounts() + "/" + snap.coverage().namespacesLeftOut();
-    if (line != null && !key.equals(coverageLogged)) {
-      LOG.info("not examined in this pass: {}", line);
-    } else if (line != null) {
-      LOG.debug("not examined in this pass: {}", line);
-    } else if (coverageLogged != null && !coverageLogged.equals(key)) {
-      LOG.info("every mount found is examined again");
-    }
-    coverageLogged = line == null ? null : key;
-  }
-
-  /**
-   * Holders of visible segments that a pattern lets shmguard reap, and the torch_shm_managers
-   * waiting files wait on: the exits worth waiting for.
-   */
-  private static Map<Integer, ProcessInfo> heldByWatchedPids(Judgement j) {
-    Map<Integer, ProcessInfo> pids = new HashMap<>();
-    boolean waiting = false;
-    for (Assessment a : j.segments()) {
-      waiting |= a.verdict() == Verdict.WAITING;
-      if (a.verdict() == Verdict.HELD) {
-        for (var h : a.holders()) {
-          ProcessInfo info = j.snapshot().processes().get(h.pid());
-          if (info != null) {
-            pids.putIfAbsent(h.pid(), info);
-          }
-        }
-      }
-    }
-    if (waiting) {
-      // A waiting file's job ends when its manager exits (its last client gone, or SIGKILLed with
-      // them): its files are judged again at once, not at the next sweep.
-      for (var m : j.snapshot().torchManagers().managers()) {
-        if (m.clients() > 0 && m.startTicks() >= 0) {
-          pids.putIfAbsent(m.hostPid(), new ProcessInfo(m.hostPid(), "torch_shm_manag", m.uid(), null, null, m.startTicks()));
-        }
-      }
-    }
-    return pids;
-  }
-
-  /** Exited holders still listed in /proc (zombies) get another pass soon, with backoff (the schedule's). */
-  private void trackZombies(Judgement j) {
-    long now = System.nanoTime();
-    zombies.entrySet().removeIf(e -> !j.snapshot().isAlive(e.getKey()) || now - e.getValue() > ZOMBIE_GIVE_UP_NANOS);
-    schedule.zombies(now, !zombies.isEmpty());
-  }
-
-  private void summary() {
-    Judgement j = status.last();
-    if (j == null) {
-      return;
-    }
-    outputs.export(PassReport.between(List.of(), planner.summary(j, status.reaped())));
+  /** "12 passes, 3 segments reaped since start": the stop line's account. */
+  private String doneSoFar() {
+    DaemonStatus st = status;
+    return Counts.of(st.passes(), "pass") + ", " + Counts.of(st.reaped(), "segment") + " reaped since start"
+        + (engine.dryRun() ? " (dry run: nothing unlinked)" : "");
   }
 }
