@@ -124,7 +124,6 @@ public final class Daemon implements AutoCloseable {
     }), poll);
     Worker worker = new Worker(engine, rediscovery(config, paths), watches, outputs, notifier, d.settle(), planner,
         passDeadline);
-    worker.exitPath(ExitReaps.on(paths));
     PathWalks.shared().onStallAndRecovery(
         path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " did not answer within "
             + PathWalks.DEADLINE.toMillis() + " ms (its filesystem, or one on the way to it, is not answering);"

@@ -49,6 +49,18 @@ final class Watches implements AutoCloseable {
     return new Woken(events, exited);
   }
 
+  /** The watched holders' pids and pidfds, in one order: what a full pass looks at for exits ({@link ExitReaps#watching}). */
+  int[][] holders() {
+    return exits.snapshot();
+  }
+
+  /** Stops watching {@code pids}, whose exits were seen elsewhere (inside a full pass). */
+  void exited(int[] pids) {
+    for (int pid : pids) {
+      exits.exited(pid);
+    }
+  }
+
   /** Makes a current or the next {@link #await} return at once; safe from any thread. */
   void wake() {
     poll.wake();
@@ -74,7 +86,7 @@ final class Watches implements AutoCloseable {
     return mounts.size();
   }
 
-  int holders() {
+  int holderCount() {
     return exits.size();
   }
 

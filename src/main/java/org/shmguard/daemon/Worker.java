@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  */
 final class Worker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
-  /** How long a stop waits for an exit reap under way to be told: a reap and its event take milliseconds. */
+  /** How long a stop waits for an exit pass under way to be told: a reap and its event take milliseconds. */
   private static final Duration EXIT_REPORT_WAIT = Duration.ofSeconds(2);
   private static final int IDLE_WAIT_MS = 60_000;
 
@@ -66,8 +66,8 @@ final class Worker implements Runnable {
   private final CoverageLog coverage = new CoverageLog();
   private final CountDownLatch done = new CountDownLatch(1);
   private Rediscovery rediscovery;
-  /** Reaps what a holder left as its pidfd fires, before the full pass its exit brings. */
-  private ExitReaps exitReaps = ExitReaps.NONE;
+  /** A holder's exit as an engine pass of its own, told at once; run inside a full pass too. */
+  private final ExitReaps exitReaps;
   private Set<Dev> knownMounts = new HashSet<>();
   /** Said after the status line while it holds (a rejected reload), "" for nothing. */
   private volatile String note = "";
@@ -92,13 +92,9 @@ final class Worker implements Runnable {
     this.schedule = new PassSchedule(settleNanos);
     this.planner = planner;
     this.passThread = new PassThread(passDeadline, outputs.sink(), notifier);
+    this.exitReaps = new ExitReaps(engine, outputs, () -> status.last());
+    engine.yieldingTo(exitReaps::between); // a full pass yields to an exit between mounts and processes
     outputs.add(new DryRunVerdicts()).add(new StatusOutput(notifier, this::ready, this::statusLine));
-  }
-
-  /** The exit path (set before the worker runs). */
-  void exitPath(ExitReaps reaps) {
-    reaps.reportTo(outputs);
-    exitReaps = reaps;
   }
 
   /** Asks for work from any thread (the schedules, the socket); the worker does it on its own thread. */
@@ -253,17 +249,31 @@ final class Worker implements Runnable {
     return o;
   }
 
-  /** The exit path for {@code pids}, on the pass thread; the full pass after it when the schedule says. */
+  /** The exit pass for {@code pids} on the pass thread (its report told there), then the schedule told. */
   private void exitPass(int[] pids, long now) {
-    ExitReaps.Done d = exitReaps.mayRun(now) ? passThread.run(() -> exitReaps.reap(status.last(), engine.policy(),
-        pids, engine.dryRun()), () -> stopping, this::pingWatchdog) : null;
-    if (d != null) {
-      status = status.plusReaped(d.reaped());
+    exited(passThread.run(() -> exitReaps.run(pids, now), () -> stopping, this::pingWatchdog), now);
+  }
+
+  /** An exit pass ended ({@code e}; null: it did not run): the full pass it brings waits for quiet, or comes at once. */
+  private void exited(Engine.Exit e, long at) {
+    if (e != null) {
+      status = status.plusReaped(e.reaped());
     }
-    if (d != null && d.complete()) {
+    if (e != null && e.complete()) {
       schedule.exitHandled(System.nanoTime());
     } else {
-      schedule.exitLeftWork(now); // a death needs no settling: reap what it left at once
+      schedule.exitLeftWork(at); // a death needs no settling: reap what it left at once
+    }
+  }
+
+  /** The exit passes that ran inside the full pass that just ended: their pids forgotten, each accounted as above. */
+  private void yieldedExits() {
+    for (ExitReaps.Yielded y : exitReaps.yielded()) {
+      watches.exited(y.pids());
+      for (int pid : y.pids()) {
+        zombies.exited(pid, y.at());
+      }
+      exited(y.exit(), y.at());
     }
   }
 
@@ -305,6 +315,8 @@ final class Worker implements Runnable {
   private void passSafely() {
     boolean rediscover = schedule.passStarts();
     List<WorkRequest.Answer<PassReport>> served = queue.passStarts();
+    int[][] holders = watches.holders();
+    exitReaps.watching(holders[0], holders[1]);
     try {
       // observe, judge, plan, the plan's reap at once after the judgement, its remounts: all on the pass thread
       PassReport report = passThread.run(() -> engine.pass(false, !rediscover), () -> stopping, this::pingWatchdog);
@@ -318,6 +330,8 @@ final class Worker implements Runnable {
     } catch (RuntimeException e) {
       served.forEach(a -> a.fail(e));
       LOG.error("a pass failed ({}); the next trigger or sweep tries again", e.toString(), e);
+    } finally {
+      yieldedExits();
     }
   }
 
@@ -338,7 +352,7 @@ final class Worker implements Runnable {
     }
     long now = System.nanoTime();
     schedule.zombies(now, zombies.afterPass(j.snapshot()::isAlive, now));
-    status = status.afterPass(reapedNow, watches.overflows(), watches.mounts(), watches.holders(), took, j,
+    status = status.afterPass(reapedNow, watches.overflows(), watches.mounts(), watches.holderCount(), took, j,
         SelfMemory.residentBytes());
     LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
         status.line());
