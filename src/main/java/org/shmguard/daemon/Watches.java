@@ -1,6 +1,7 @@
 package org.shmguard.daemon;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.BitSet;
 import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.Poll;
@@ -18,6 +19,8 @@ import org.shmguard.policy.Judgement;
  * }</pre>
  */
 final class Watches implements AutoCloseable {
+  /** The longest one wait lasts when nothing is due: a minute. */
+  static final int IDLE_WAIT_MS = 60_000;
   private final MountWatches mounts;
   private final ExitWatches exits;
   private final Poll poll;
@@ -59,6 +62,19 @@ final class Watches implements AutoCloseable {
     for (int pid : pids) {
       exits.exited(pid);
     }
+  }
+
+  /**
+   * How long one {@link #await} may last: until the schedule's next deadline ({@code waitNanos},
+   * {@link Long#MAX_VALUE} for none) or the watchdog's period (null for none), whichever is first,
+   * rounded up to a millisecond, at most {@link #IDLE_WAIT_MS}.
+   */
+  static int timeoutMs(long waitNanos, Duration watchdog) {
+    long wait = watchdog == null ? waitNanos : Math.min(waitNanos, watchdog.toNanos());
+    if (wait == Long.MAX_VALUE) {
+      return IDLE_WAIT_MS;
+    }
+    return (int) Math.max(0, Math.min(IDLE_WAIT_MS, (wait + 999_999) / 1_000_000));
   }
 
   /** Makes a current or the next {@link #await} return at once; safe from any thread. */

@@ -5,11 +5,9 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import org.shmguard.engine.Engine;
 import org.shmguard.engine.Output;
@@ -20,12 +18,9 @@ import org.shmguard.model.Dev;
 import org.shmguard.model.ShmMount;
 import org.shmguard.nativ.NativeHeap;
 import org.shmguard.policy.Judgement;
-import org.shmguard.policy.OutcomeAlerts;
 import org.shmguard.policy.Planner;
-import org.shmguard.remedy.ContainerShmSizer;
 import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.systemd.ServiceNotifier;
-import org.shmguard.text.Counts;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,7 +40,6 @@ final class Worker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
   /** How long a stop waits for an exit pass under way to be told: a reap and its event take milliseconds. */
   private static final Duration EXIT_REPORT_WAIT = Duration.ofSeconds(2);
-  private static final int IDLE_WAIT_MS = 60_000;
 
   private final Engine engine;
   /** inotify on the mounts, pidfds on the holders, and the wake for requests: one poll. */
@@ -61,13 +55,14 @@ final class Worker implements Runnable {
   private final PassThread passThread;
   private final WorkQueue queue;
   private final Heartbeat heartbeat = Heartbeat.system();
-  private final AtomicLong heartbeats = new AtomicLong();
   private final Zombies zombies = new Zombies();
   private final CoverageLog coverage = new CoverageLog();
   private final CountDownLatch done = new CountDownLatch(1);
   private Rediscovery rediscovery;
   /** A holder's exit as an engine pass of its own, told at once; run inside a full pass too. */
   private final ExitReaps exitReaps;
+  /** Root's dry runs, remounts and sizings, and a reload's settings: on the pass thread, told, answered. */
+  private final AskedWork asked;
   private Set<Dev> knownMounts = new HashSet<>();
   /** Said after the status line while it holds (a rejected reload), "" for nothing. */
   private volatile String note = "";
@@ -93,6 +88,7 @@ final class Worker implements Runnable {
     this.planner = planner;
     this.passThread = new PassThread(passDeadline, outputs.sink(), notifier);
     this.exitReaps = new ExitReaps(engine, outputs, () -> status.last());
+    this.asked = new AskedWork(engine, outputs, passThread, () -> stopping, this::pingWatchdog);
     engine.yieldingTo(exitReaps::between); // a full pass yields to an exit between mounts and processes
     outputs.add(new DryRunVerdicts()).add(new StatusOutput(notifier, this::ready, this::statusLine));
   }
@@ -128,7 +124,7 @@ final class Worker implements Runnable {
 
   /** How many heartbeats ran since start. */
   long heartbeats() {
-    return heartbeats.get();
+    return heartbeat.beats();
   }
 
   void stop() {
@@ -162,11 +158,11 @@ final class Worker implements Runnable {
       while (!stopping) {
         waitAndHandle();
       }
-      LOG.info("shmguard stopping: asked to stop; {}", doneSoFar());
+      LOG.info("shmguard stopping: asked to stop; {}", status.doneSoFar(engine.dryRun()));
     } catch (IOException | RuntimeException e) {
       failed = true;
       LOG.error("the worker loop failed: {}", e.toString(), e);
-      LOG.error("shmguard stopping on an error; {}", doneSoFar());
+      LOG.error("shmguard stopping on an error; {}", status.doneSoFar(engine.dryRun()));
     } finally {
       exitReaps.finish(EXIT_REPORT_WAIT); // a reap under way is in the journal before the stop
       passThread.close();
@@ -180,7 +176,7 @@ final class Worker implements Runnable {
 
   /** One turn of the loop: wait until something happens or is due, take the requests, run what is due. */
   private void waitAndHandle() throws IOException {
-    Watches.Woken woken = watches.await(timeoutMs(System.nanoTime()));
+    Watches.Woken woken = watches.await(Watches.timeoutMs(schedule.waitNanos(System.nanoTime()), notifier.watchdogPeriod()));
     long now = System.nanoTime();
     if (woken.mountEvents()) {
       schedule.mountEvents(now);
@@ -213,40 +209,10 @@ final class Worker implements Runnable {
       }
     } else if (r instanceof WorkRequest.FullPass) {
       schedule.request(now); // its answer waits in the queue for the pass
-    } else if (r instanceof WorkRequest.DryRun d) {
-      answer(d.answer(), () -> engine.clean(true));
-    } else if (r instanceof WorkRequest.Remount m) {
-      answer(m.answer(), () -> told(engine.remount(m.mount(), m.sizeBytes(), m.trigger())));
-    } else if (r instanceof WorkRequest.Prepare p) {
-      answer(p.answer(), () -> prepare(p));
-    } else if (r instanceof WorkRequest.Reload l && answer(l.answer(), () -> {
-      l.onPassThread().run(); // the engine's, the planner's and the remounter's settings, between two passes
-      return null;
-    })) {
-      rediscovery = l.rediscovery();
+    } else if (r instanceof WorkRequest.Asked<?> a && asked.carryOut(a) && a instanceof WorkRequest.Reload l) {
+      rediscovery = l.rediscovery(); // the new settings are in place: mounts looked for with them, and a pass
       schedule.request(now);
     }
-  }
-
-  private <T> boolean answer(WorkRequest.Answer<T> answer, Callable<T> work) {
-    return passThread.answer(answer, work, () -> stopping, this::pingWatchdog);
-  }
-
-  /** {@code report} told to every output (on the pass thread, before its caller hears of it); null stays null. */
-  private PassReport told(PassReport report) {
-    if (report != null) {
-      outputs.export(report);
-    }
-    return report;
-  }
-
-  /** Root's PREPARE on the pass thread: the container sized, and its remount (if any) told before the answer. */
-  private ContainerShmSizer.Outcome prepare(WorkRequest.Prepare p) {
-    ContainerShmSizer.Outcome o = p.sizer().size(p.start());
-    if (o.remount() != null) {
-      told(PassReport.between(List.of(o.remount()), List.of(OutcomeAlerts.remounted(o.remount()))));
-    }
-    return o;
   }
 
   /** The exit pass for {@code pids} on the pass thread (its report told there), then the schedule told. */
@@ -288,7 +254,6 @@ final class Worker implements Runnable {
       String w = heartbeat.changeSince(last);
       return w == null ? "" : w;
     }, () -> stopping, this::pingWatchdog);
-    heartbeats.incrementAndGet();
     if (why != null && !why.isEmpty()) {
       LOG.debug("heartbeat: {} since the last full pass; a full pass now", why);
       schedule.event(now);
@@ -340,19 +305,18 @@ final class Worker implements Runnable {
     Judgement j = report.judgement();
     j.snapshot().warnings().forEach(w -> LOG.debug("{}", w));
     knownMounts = j.snapshot().mounts().stream().map(ShmMount::dev).collect(Collectors.toSet());
-    long reapedNow = report.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
     long took = report.took().toNanos();
-    long end = System.nanoTime();
     // more files than one pass examines, and this one made room: the next batch at once
-    boolean more = reapedNow > 0 && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0);
-    schedule.passEnded(end, took, more, report.plan().lookAgainIn());
+    boolean more = report.outcomes().stream().anyMatch(o -> o.result() == ReapOutcome.Result.REAPED)
+        && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0);
+    schedule.passEnded(System.nanoTime(), took, more, report.plan().lookAgainIn());
     coverage.after(j.snapshot());
     if (watches.sync(j)) {
       schedule.event(System.nanoTime() - settleNanos); // changed before its watch existed: look once more
     }
     long now = System.nanoTime();
     schedule.zombies(now, zombies.afterPass(j.snapshot()::isAlive, now));
-    status = status.afterPass(reapedNow, watches.overflows(), watches.mounts(), watches.holderCount(), took, j,
+    status = status.afterPass(report, watches.overflows(), watches.mounts(), watches.holderCount(),
         SelfMemory.residentBytes());
     LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
         status.line());
@@ -364,25 +328,5 @@ final class Worker implements Runnable {
     if (ready && notifier.watchdogDue(now)) {
       notifier.watchdog(now);
     }
-  }
-
-  /** How long to wait in poll: until the schedule's next deadline or the watchdog's, at most a minute. */
-  private int timeoutMs(long now) {
-    long wait = schedule.waitNanos(now);
-    Duration wd = notifier.watchdogPeriod();
-    if (wd != null) {
-      wait = Math.min(wait, wd.toNanos());
-    }
-    if (wait == Long.MAX_VALUE) {
-      return IDLE_WAIT_MS;
-    }
-    return (int) Math.max(0, Math.min(IDLE_WAIT_MS, (wait + 999_999) / 1_000_000));
-  }
-
-  /** "12 passes, 3 segments reaped since start": the stop line's account. */
-  private String doneSoFar() {
-    DaemonStatus st = status;
-    return Counts.of(st.passes(), "pass") + ", " + Counts.of(st.reaped(), "segment") + " reaped since start"
-        + (engine.dryRun() ? " (dry run: nothing unlinked)" : "");
   }
 }
