@@ -62,12 +62,16 @@ final class ExitReaps {
 
   /**
    * One exit pass for {@code exited} at {@code now}, on the pass thread; its report told before it
-   * returns. Null when the budget is spent: the full pass comes at once instead.
+   * returns. Null when it did not run or failed (the budget is spent, the daemon stops, an error,
+   * logged): the full pass comes at once instead.
    */
   Engine.Exit run(int[] exited, long now) {
     reaping.lock();
     try {
       return closed ? null : runLocked(exited, now);
+    } catch (RuntimeException e) { // inside a full pass too: that pass goes on, and judges the files itself
+      LOG.error("an exit pass failed ({}); the full pass judges what the exits left", e.toString(), e);
+      return null;
     } finally {
       reaping.unlock();
     }

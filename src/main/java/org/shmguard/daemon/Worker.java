@@ -285,6 +285,7 @@ final class Worker implements Runnable {
     try {
       // observe, judge, plan, the plan's reap at once after the judgement, its remounts: all on the pass thread
       PassReport report = passThread.run(() -> engine.pass(false, !rediscover), () -> stopping, this::pingWatchdog);
+      yieldedExits(); // before the watches are synced: a pid whose exit was seen is watched afresh if still listed
       if (report == null) {
         served.forEach(a -> a.fail(new IllegalStateException(WorkQueue.STOPPING)));
         return;
@@ -293,10 +294,9 @@ final class Worker implements Runnable {
       outputs.export(report);
       served.forEach(a -> a.complete(report));
     } catch (RuntimeException e) {
+      yieldedExits();
       served.forEach(a -> a.fail(e));
       LOG.error("a pass failed ({}); the next trigger or sweep tries again", e.toString(), e);
-    } finally {
-      yieldedExits();
     }
   }
 
