@@ -4,7 +4,9 @@
 # /var/cache/shmguard)/kube-apiserver/VERSION, keyed by the source version. Prints that directory.
 # A second run finds the cache and prints it at once. Needs a deb-src entry for bookworm (.ci/run
 # adds one), golang-go and dpkg-dev. kubectl is Debian's kubectl 1.20 (package kubernetes-client),
-# built here so that it does not take /usr/bin/kubectl from a newer one installed elsewhere.
+# built here so that it does not take /usr/bin/kubectl from a newer one installed elsewhere. The
+# kubelet (for a one-node cluster on containerd) is built from the same tree with -tags providerless,
+# which leaves out the cloud providers' SDKs.
 #
 # debian/rules runs `make WHAT=cmd/...`, which first runs every code generator over the whole tree.
 # Of their outputs only pkg/generated/openapi/zz_generated.openapi.go is missing from the source
@@ -25,7 +27,7 @@ case "$version" in
 esac
 # Keyed by the source version and this script (a changed recipe builds anew).
 out_dir=$cache_root/kube-apiserver/$version-$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)
-built() { [ -x "$out_dir/kube-apiserver" ] && [ -x "$out_dir/kubectl" ]; }
+built() { [ -x "$out_dir/kube-apiserver" ] && [ -x "$out_dir/kubectl" ] && [ -x "$out_dir/kubelet" ]; }
 if built; then echo "$out_dir"; exit 0; fi
 
 mkdir -p "$cache_root/kube-apiserver"
@@ -91,9 +93,10 @@ for kv in "gitVersion=v1.20.2" "gitMajor=1" "gitMinor=20" "gitTreeState=archive"
 done
 mkdir -p "$work/bin"
 go build -ldflags "$ldflags" -o "$work/bin/" ./cmd/kube-apiserver ./cmd/kubectl
+go build -tags providerless -ldflags "$ldflags" -o "$work/bin/" ./cmd/kubelet
 
 mkdir -p "$out_dir"
-for b in kube-apiserver kubectl; do
+for b in kube-apiserver kubectl kubelet; do
   install -m 0755 "$work/bin/$b" "$out_dir/$b.tmp"
   mv "$out_dir/$b.tmp" "$out_dir/$b"
 done

@@ -44,7 +44,7 @@ public final class AdviceResponder {
     }
     return switch (req.verb()) {
       case PING -> ok("pong\n");
-      case ADVISE -> ok(answer(req));
+      case ADVISE -> ok(answer(req, peer));
       case CHECK -> ok(check());
       case SCAN -> ok(scan(req));
       case REMOUNT -> ok(actions.remount(mount(req.arg("dev")), size(req.arg("size"))) + "\n");
@@ -88,9 +88,9 @@ public final class AdviceResponder {
   }
 
   /** An answer to a client: the advice, reported to the listener. */
-  private String answer(Request req) throws ProtocolException {
+  private String answer(Request req, Peer peer) throws ProtocolException {
     AdviseRequest q = AdviseRequest.of(req);
-    ShmMount m = mount(req.arg("dev"));
+    ShmMount m = req.arg("dev") != null ? mount(req.arg("dev")) : shmOf(peer);
     AdviseRequest.Answer a = advised(q, m);
     answered.accept(a.advice().action().label(), m);
     return a.text();
@@ -122,7 +122,29 @@ public final class AdviceResponder {
     return j;
   }
 
-  /** The mount a request names by its device, or the host's /dev/shm when it names none. */
+  /**
+   * The /dev/shm the asking process sees, for an ADVISE that names no device: the watched tmpfs
+   * that the last pass found at /dev/shm in the peer's mount namespace (a container's own, the
+   * tmpfs a pod's containers share, the host's). Never another namespace's in its place.
+   */
+  ShmMount shmOf(Peer peer) throws ProtocolException {
+    Judgement j = judgement();
+    if (peer.mountNamespace() < 0) {
+      throw new ProtocolException(ProtocolException.UNKNOWN_MOUNT, "shmguard cannot tell which /dev/shm this client "
+          + "sees (its process is outside shmguard's PID namespace, or gone); " + SEND_DEV);
+    }
+    ShmMount m = j.snapshot().shmOf(peer.mountNamespace());
+    if (m == null) {
+      throw new ProtocolException(ProtocolException.UNKNOWN_MOUNT, "the last pass watched no /dev/shm of this client's "
+          + "mount namespace, mnt:[" + peer.mountNamespace() + "] (one started since, another user's beyond the "
+          + "report limit, or not a tmpfs); " + SEND_DEV);
+    }
+    return m;
+  }
+
+  private static final String SEND_DEV = "send dev=MAJ:MIN, as mountpoint -d /dev/shm prints it";
+
+  /** The mount a request names by its device, or the host's /dev/shm when it names none (root's REMOUNT). */
   ShmMount mount(String devText) throws ProtocolException {
     Judgement j = judgement();
     if (devText == null) {

@@ -3,20 +3,18 @@ package org.shmguard.advice;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.channels.SocketChannel;
-import java.nio.file.FileSystems;
-import java.nio.file.attribute.UserPrincipal;
-import jdk.net.ExtendedSocketOptions;
-import jdk.net.UnixDomainPrincipal;
 import org.shmguard.host.HostRoot;
 import org.shmguard.nativ.ErrnoException;
 import org.shmguard.nativ.Pidfd;
+import org.shmguard.nativ.ProcCalls;
 import org.shmguard.nativ.SocketPeer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Makes the {@link Peer} of an accepted connection, right after the accept: its user from
- * SO_PEERCRED, its pid, and, for uid 0 only, whether it is root of the host ({@link HostRoot}).
+ * Makes the {@link Peer} of an accepted connection, right after the accept: its uid and pid from
+ * SO_PEERCRED, its mount namespace, and, for uid 0 only, whether it is root of the host
+ * ({@link HostRoot}). No user name is looked up: a uid is all a connection is counted and logged by.
  *
  * <p>Which process the pid names is tied to the connection by a pidfd. On Linux 6.5 and later
  * the kernel gives it (SO_PEERPIDFD): the very process that connected. Before that, the pidfd is
@@ -28,18 +26,24 @@ import org.slf4j.LoggerFactory;
  */
 final class PeerCheck implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(PeerCheck.class);
-  private final UserPrincipal root;
   /** Null when shmguard's own namespaces could not be read: then no peer is root of the host. */
   private final HostRoot host;
+  /** Null when /proc could not be opened: then no peer's mount namespace is known. */
+  private final ProcCalls proc;
 
-  private PeerCheck(UserPrincipal root, HostRoot host) {
-    this.root = root;
+  private PeerCheck(HostRoot host, ProcCalls proc) {
     this.host = host;
+    this.proc = proc;
   }
 
-  static PeerCheck open() throws IOException {
-    // getpwnam("0") finds no user, so the lookup falls back to uid 0; principals compare by uid.
-    UserPrincipal root = FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName("0");
+  static PeerCheck open() {
+    ProcCalls proc;
+    try {
+      proc = ProcCalls.open("/proc");
+    } catch (IOException e) {
+      LOG.error("advice socket: cannot open /proc: {}; an ADVISE without dev= is refused", e.getMessage());
+      proc = null;
+    }
     HostRoot host;
     try {
       host = HostRoot.open();
@@ -47,33 +51,54 @@ final class PeerCheck implements Closeable {
       LOG.error("advice socket: {}; no client may ask REMOUNT, CLEAN or SCAN", e.getMessage());
       host = null;
     }
-    return new PeerCheck(root, host);
+    return new PeerCheck(host, proc);
   }
 
   Peer of(SocketChannel client) {
-    String user;
-    boolean uid0;
-    try {
-      UnixDomainPrincipal p = client.getOption(ExtendedSocketOptions.SO_PEERCRED);
-      user = p.user().getName();
-      uid0 = p.user().equals(root);
-    } catch (IOException | UnsupportedOperationException e) {
-      return new Peer("unknown", false);
-    }
+    // SO_PEERCRED read directly: the JDK's option would look the uid's name up (getpwuid, through NSS:
+    // files, or a directory server on a cluster) on this thread, for every connection.
     int fd;
     SocketPeer.Cred cred;
     try {
       fd = SocketPeer.fd(client);
       cred = SocketPeer.cred(fd);
     } catch (IOException e) {
-      return uid0 ? new Peer(user, false, 0, "shmguard could not tell which process it is (" + e.getMessage() + ")")
-          : new Peer(user, false);
+      return new Peer("unknown", false);
     }
-    if (!uid0 || cred.uid() != 0) {
-      return new Peer(user, false, cred.pid(), null);
+    String user = Peer.uid(cred.uid());
+    long mountNs = mountNamespace(fd, cred.pid());
+    if (cred.uid() != 0) {
+      return new Peer(user, false, cred.pid(), null, mountNs);
     }
     String why = whyNot(fd, cred.pid());
-    return new Peer(user, why == null, cred.pid(), why);
+    return new Peer(user, why == null, cred.pid(), why, mountNs);
+  }
+
+  /**
+   * The mount namespace of the process that connected {@code fd}, as its inode number, or -1: read
+   * through its /proc link (no path inside the peer's root is walked, so a FUSE mount there cannot
+   * stall it). Where the kernel gives the connecting process as a pidfd (Linux 6.5), the answer counts
+   * only if that process still holds its pid after the read; before that, the pid SO_PEERCRED gave
+   * at connect is taken as it is (an answer about the wrong /dev/shm is advice, never an action).
+   */
+  private long mountNamespace(int fd, int pid) {
+    if (pid <= 0 || proc == null) {
+      return -1;
+    }
+    int pidfd = -1;
+    try {
+      pidfd = SocketPeer.pidfd(fd);
+    } catch (IOException e) {
+      // before Linux 6.5, or the peer is gone (then the read below fails too)
+    }
+    try {
+      long inode = proc.namespaceInode(pid, "mnt");
+      return inode < 0 || (pidfd >= 0 && !SocketPeer.unreaped(pidfd)) ? -1 : inode;
+    } finally {
+      if (pidfd >= 0) {
+        Pidfd.close(pidfd);
+      }
+    }
   }
 
   /** Null when the uid 0 process {@code pid} that connected {@code fd} is root of the host, else why not. */
@@ -110,6 +135,9 @@ final class PeerCheck implements Closeable {
   public void close() {
     if (host != null) {
       host.close();
+    }
+    if (proc != null) {
+      proc.close();
     }
   }
 }

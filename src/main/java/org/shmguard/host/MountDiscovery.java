@@ -85,15 +85,19 @@ public final class MountDiscovery {
    * What discovery found, and what it could not use.
    *
    * @param namespacesLeftOut namespaces of other user namespaces beyond the report limit, not read
+   * @param shmOfNamespace the device each mount namespace read shows at /dev/shm, by the
+   *     namespace's inode number, for the devices in {@code mounts}: shmguard's own, and every
+   *     other namespace's, those that joined another's tmpfs (a pod's containers) included
    */
-  public record Result(List<ShmMount> mounts, List<String> warnings, int namespacesLeftOut) {
+  public record Result(List<ShmMount> mounts, List<String> warnings, int namespacesLeftOut, Map<Long, Dev> shmOfNamespace) {
     public Result {
       mounts = List.copyOf(mounts);
       warnings = List.copyOf(warnings);
+      shmOfNamespace = Map.copyOf(shmOfNamespace);
     }
 
     public Result(List<ShmMount> mounts, List<String> warnings) {
-      this(mounts, warnings, 0);
+      this(mounts, warnings, 0, Map.of());
     }
   }
 
@@ -115,6 +119,8 @@ public final class MountDiscovery {
     String ownNs = ownNamespace();
     Map<Dev, List<MountEntry>> hostWhole = hostMountsOfWholeTmpfs(own);
     Map<Dev, ShmMount> found = new LinkedHashMap<>();
+    Map<Long, Dev> shmOfNamespace = new HashMap<>();
+    long ownInode = inodeOf(ownNs);
     int leftOut = 0;
     if (auto) {
       MountEntry hostShm = visibleAt(own, SHM);
@@ -132,10 +138,12 @@ public final class MountDiscovery {
           found.put(hostShm.dev(), new ShmMount(hostShm.dev(), reach.path(), SHM, MountOrigin.HOST,
               hostShm.superOptions(), ownNs, List.of(), null, null, reach.entry().mountId(), reach.mountinfo(),
               rootProblem(hostShm), HOSTS_UID));
+          shmOfNamespace.put(ownInode, hostShm.dev());
         }
       }
       volumes.discover(own, ownNs, ownMountinfo.toString(), found, warnings);
-      leftOut = discoverNamespaces(ownNs, ownMountinfo.toString(), hostWhole, found, warnings);
+      leftOut = discoverNamespaces(ownNs, ownMountinfo.toString(), hostWhole, found, shmOfNamespace, warnings);
+      volumes.namePods(found);
     }
     for (String path : configured) {
       MountEntry e = visibleAt(own, path);
@@ -151,8 +159,12 @@ public final class MountDiscovery {
               e.superOptions(), ownNs, List.of(), null, null, e.mountId(), reach.mountinfo(), rootProblem(e), HOSTS_UID));
         }
       }
+      if (path.equals(SHM) && e != null && e.isTmpfs()) {
+        shmOfNamespace.putIfAbsent(ownInode, e.dev()); // "mounts: [/dev/shm]" without auto
+      }
     }
-    return new Result(new ArrayList<>(found.values()), warnings, leftOut);
+    shmOfNamespace.values().removeIf(dev -> !found.containsKey(dev));
+    return new Result(new ArrayList<>(found.values()), warnings, leftOut, shmOfNamespace);
   }
 
   /**
@@ -182,7 +194,7 @@ public final class MountDiscovery {
 
   /** @return how many namespaces of other user namespaces were left out, beyond the report limit */
   private int discoverNamespaces(String ownNs, String ownMountinfo, Map<Dev, List<MountEntry>> hostWhole,
-      Map<Dev, ShmMount> found, List<String> warnings) {
+      Map<Dev, ShmMount> found, Map<Long, Dev> shmOfNamespace, List<String> warnings) {
     Map<String, List<Integer>> pidsByNs = new LinkedHashMap<>();
     // Raw readlinkat relative to one /proc handle: this runs for every process on every pass.
     try (ProcCalls proc = ProcCalls.open(paths.proc().toString())) {
@@ -221,6 +233,10 @@ public final class MountDiscovery {
     namespaces.sort(Comparator.comparing(f -> f.reportOnly() != null));
     for (Found f : namespaces) {
       MountEntry shm = f.shm();
+      if (shm.root().equals("/")) {
+        // which tmpfs this namespace's processes see at /dev/shm (ADVISE without dev=); kept if it is watched
+        shmOfNamespace.put(inodeOf(f.ns()), shm.dev());
+      }
       ShmMount known = found.get(shm.dev());
       if (known != null) {
         if (known.origin().ofContainer() && known.mayAct() == (f.reportOnly() == null)) {

@@ -223,7 +223,7 @@ public final class Observer {
         found.namespacesLeftOut(), reportLimit);
     return new Snapshot(takenAt, mounts, segments, pass.index(), pass.livePids(), infos, pass.problems(),
         warnings, PidNamespace.isInitial(), pass.processes(), contents,
-        creators.find(named, pass.livePids(), namedOn), coverage, managers);
+        creators.find(named, pass.livePids(), namedOn), coverage, managers, found.shmOfNamespace());
   }
 
   /** How many report-only mounts were measured, and the files their statvfs counts. */

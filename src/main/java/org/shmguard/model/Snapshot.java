@@ -19,6 +19,8 @@ import java.util.Objects;
  * @param creators the live processes that may be the creators unheld files' names give by pid
  * @param coverage what the pass left unexamined over the whole host (the global budget)
  * @param torchManagers the live {@code torch_shm_manager} processes and whom they serve, where looked for
+ * @param shmOfNamespace the device of the watched tmpfs each mount namespace discovery read shows at
+ *     /dev/shm, by the namespace's inode number ({@code /proc/PID/ns/mnt}); shmguard's own among them
  */
 public record Snapshot(
     Instant takenAt,
@@ -34,7 +36,17 @@ public record Snapshot(
     List<MountContents> contents,
     CreatorCandidates creators,
     Coverage coverage,
-    TorchManagers torchManagers) {
+    TorchManagers torchManagers,
+    Map<Long, Dev> shmOfNamespace) {
+
+  /** A snapshot whose namespaces' /dev/shm are those its mounts were found through (fixtures). */
+  public Snapshot(Instant takenAt, List<ShmMount> mounts, List<Segment> segments, HolderIndex holders, BitSet livePids,
+      Map<Integer, ProcessInfo> processes, List<String> problems, List<String> warnings, boolean hostPidNamespace,
+      int processesScanned, List<MountContents> contents, CreatorCandidates creators, Coverage coverage,
+      TorchManagers torchManagers) {
+    this(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
+        processesScanned, contents, creators, coverage, torchManagers, shmOfNamespaces(mounts));
+  }
 
   /** A snapshot that did not look for PyTorch's shm managers: no file waits on one. */
   public Snapshot(Instant takenAt, List<ShmMount> mounts, List<Segment> segments, HolderIndex holders, BitSet livePids,
@@ -89,18 +101,39 @@ public record Snapshot(
     Objects.requireNonNull(creators, "creators");
     Objects.requireNonNull(coverage, "coverage");
     Objects.requireNonNull(torchManagers, "torchManagers");
+    shmOfNamespace = Map.copyOf(shmOfNamespace);
+  }
+
+  /**
+   * Each mount's namespace ("mnt:[INODE]") to its device, for the mounts that are a namespace's
+   * /dev/shm: discovery's record of where each mount was first found, without the namespaces that
+   * joined it.
+   */
+  private static Map<Long, Dev> shmOfNamespaces(List<ShmMount> mounts) {
+    Map<Long, Dev> byNamespace = new java.util.HashMap<>();
+    for (ShmMount m : mounts) {
+      String ns = m.namespace();
+      if ("/dev/shm".equals(m.mountPoint()) && ns != null && ns.startsWith("mnt:[") && ns.endsWith("]")) {
+        try {
+          byNamespace.putIfAbsent(Long.parseLong(ns.substring(5, ns.length() - 1)), m.dev());
+        } catch (NumberFormatException e) {
+          // not a namespace's inode: nothing to record
+        }
+      }
+    }
+    return byNamespace;
   }
 
   /** The same snapshot with {@code found} as its creator candidates (fixtures). */
   public Snapshot withCreators(CreatorCandidates found) {
     return new Snapshot(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
-        processesScanned, contents, found, coverage, torchManagers);
+        processesScanned, contents, found, coverage, torchManagers, shmOfNamespace);
   }
 
   /** The same snapshot with {@code found} as the PyTorch shm managers it saw (fixtures). */
   public Snapshot withTorchManagers(TorchManagers found) {
     return new Snapshot(takenAt, mounts, segments, holders, livePids, processes, problems, warnings, hostPidNamespace,
-        processesScanned, contents, creators, coverage, found);
+        processesScanned, contents, creators, coverage, found, shmOfNamespace);
   }
 
   @Override
@@ -130,6 +163,15 @@ public record Snapshot(
   /** What the pass left unexamined, in one sentence (the mounts' counts and the global budget's), or null. */
   public String notExamined() {
     return coverage.describe(contents.stream().mapToLong(MountContents::unexamined).sum());
+  }
+
+  /**
+   * The watched tmpfs that the mount namespace with inode {@code namespaceInode} shows at /dev/shm,
+   * or null when discovery did not read that namespace or its /dev/shm is not watched.
+   */
+  public ShmMount shmOf(long namespaceInode) {
+    Dev dev = shmOfNamespace.get(namespaceInode);
+    return dev == null ? null : mount(dev);
   }
 
   public ShmMount mount(Dev dev) {

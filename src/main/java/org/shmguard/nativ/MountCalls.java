@@ -39,6 +39,8 @@ public final class MountCalls {
   static final int AT_EMPTY_PATH = 0x1000;
   static final int STATX_BASIC_STATS = 0x7ff;
   static final int STATX_MNT_ID = 0x1000;
+  /** Linux 6.8: stx_mnt_id is then the mount's 64-bit id, which the kernel never gives another mount. */
+  static final int STATX_MNT_ID_UNIQUE = 0x4000;
   static final long STATX_ATTR_MOUNT_ROOT = 0x2000;
   private static final int O_RDONLY = 0;
   private static final int O_PATH = 010000000;
@@ -202,6 +204,21 @@ public final class MountCalls {
       throw NativeErrors.io("statx of " + what, e);
     }
     return (buf.getInt(0) & STATX_MNT_ID) != 0 ? buf.getLong(144) : mountIdFromFdinfo(fd, what);
+  }
+
+  /**
+   * The unique id of the mount {@code fd} is on (STATX_MNT_ID_UNIQUE), or 0 where the kernel has
+   * none (before 6.8): unlike the id mountinfo lists, it is never reused for a later mount.
+   */
+  long uniqueMountId(int fd, String what) throws IOException {
+    Memory buf = new Memory(StatxResult.SIZE);
+    buf.clear();
+    try {
+      libc.statx(fd, new byte[] {0}, AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, buf);
+    } catch (LastErrorException e) {
+      throw NativeErrors.io("statx of " + what, e);
+    }
+    return (buf.getInt(0) & STATX_MNT_ID_UNIQUE) != 0 ? buf.getLong(144) : 0;
   }
 
   FsUsage fstatvfs(int fd, String what) throws IOException {

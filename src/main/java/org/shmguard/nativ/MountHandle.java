@@ -29,6 +29,14 @@ public final class MountHandle implements AutoCloseable {
     return calls.identity(fd, path);
   }
 
+  /**
+   * The mount's id that the kernel never reuses (Linux 6.8 and later), or 0 where there is none:
+   * what tells this mount from a later one that got the same device number and mount id.
+   */
+  public long uniqueMountId() throws IOException {
+    return calls.uniqueMountId(fd, path);
+  }
+
   /** Capacity of the filesystem the handle is on. */
   public FsUsage usage() throws IOException {
     return calls.fstatvfs(fd, path);

@@ -40,7 +40,8 @@ public final class Remounter {
   private volatile RemountPolicy policy;
   private final long ramBytes;
   private final Clock clock;
-  private final Map<Dev, Instant> lastRemount = new ConcurrentHashMap<>();
+  /** When each mount was last remounted (or tried), by its identity: see {@link MountKey}. */
+  private final Map<MountKey, Instant> lastRemount = new ConcurrentHashMap<>();
   private volatile boolean dryRun;
 
   public Remounter(RemountPolicy policy, long ramBytes, Clock clock) {
@@ -85,7 +86,21 @@ public final class Remounter {
    * since, and whose cooldown that was.
    */
   public void forget(Dev dev) {
-    lastRemount.remove(dev);
+    lastRemount.keySet().removeIf(k -> k.dev().equals(dev));
+  }
+
+  /**
+   * A mount, as its cooldown is kept: its device number and mountinfo id, which the kernel reuses
+   * for a tmpfs made after this one is gone, and, where the kernel has it (Linux 6.8), its unique
+   * mount id, which it never reuses. With the unique id, a new container's tmpfs never inherits the
+   * cooldown of one removed before it; without it, {@link #forget} does that for the tmpfs the OCI
+   * hook sizes at a container's start, and a tmpfs found later can inherit a cooldown only if both
+   * its device number and its mount id are a removed one's.
+   */
+  record MountKey(Dev dev, long mountId, long uniqueId) {}
+
+  private static MountKey key(ShmMount mount, MountHandle h) throws IOException {
+    return new MountKey(mount.dev(), mount.mountId(), h.uniqueMountId());
   }
 
   /** What the daemon calls when a mount passes its critical threshold: grow it to the configured target. */
@@ -112,8 +127,9 @@ public final class Remounter {
       }
       FsUsage usage = h.usage();
       Instant now = clock.instant();
+      MountKey key = key(mount, h);
       RemountPolicy.Decision d = policy.decide(usage.sizeBytes(), usage.usedBytes(), requestedBytes, ramBytes,
-          lastRemount.get(mount.dev()), now);
+          lastRemount.get(key), now);
       String opts = options(before);
       if (!d.grow()) {
         return new RemountOutcome(RemountOutcome.Result.REFUSED, name, d.fromBytes(), d.fromBytes(), d.reason(), opts, opts);
@@ -122,7 +138,7 @@ public final class Remounter {
         String would = "dry run: would " + d.reason() + " (" + Bytes.human(usage.usedBytes()) + " used); nothing remounted";
         return new RemountOutcome(RemountOutcome.Result.REFUSED, name, d.fromBytes(), d.fromBytes(), would, opts, opts);
       }
-      lastRemount.put(mount.dev(), now);
+      lastRemount.put(key, now);
       try {
         h.reconfigureSize(d.toBytes());
       } catch (IOException e) {

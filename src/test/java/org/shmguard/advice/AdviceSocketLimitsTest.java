@@ -20,6 +20,7 @@ import org.shmguard.policy.AdviceEngine;
 import org.shmguard.gpu.HostGpus;
 import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Sandbox;
+import org.shmguard.testing.SocketClient;
 
 /**
  * What ordinary users can do to the advice socket, for real: a server on a real Unix socket,
@@ -85,8 +86,8 @@ class AdviceSocketLimitsTest {
       List<String> replies = nobody.replies();
       assertThat(replies).hasSize(idle);
       assertThat(replies.stream().filter(r -> r.equals("open"))).as(replies.toString()).hasSize(4);
-      long busy = replies.stream().filter(r -> r.startsWith("ERR v1 busy nobody already has 4 connections open")).count();
-      long limited = replies.stream().filter(r -> r.startsWith("ERR v1 rate-limited nobody asked more than")).count();
+      long busy = replies.stream().filter(r -> r.startsWith("ERR v1 busy uid 65534 already has 4 connections open")).count();
+      long limited = replies.stream().filter(r -> r.startsWith("ERR v1 rate-limited uid 65534 asked more than")).count();
       assertThat(busy + limited).as(replies.toString()).isEqualTo(idle - 4);
       // tokens come back while the connections are made: a few more may be busy than the burst allows
       assertThat(limited).as(replies.toString()).isBetween((long) overRate - 2 * RequestRate.PER_SECOND, (long) overRate);

@@ -25,6 +25,7 @@ import org.shmguard.policy.AdviceEngine;
 import org.shmguard.gpu.HostGpus;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Judgement;
+import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Holder;
 import org.shmguard.testing.PyClient;
 import org.shmguard.testing.Sandbox;
@@ -132,7 +133,7 @@ class ColdPathTest {
       assertThat(daemon.waitFor(60, TimeUnit.SECONDS)).isTrue();
     });
     // "unavailable" until the first pass
-    AdviceDaemonTest.eventually(() -> AdviceClient.ask(socket, "SCAN v1", Duration.ofSeconds(10), 1 << 20));
+    Eventually.answered(() -> AdviceClient.ask(socket, "SCAN v1", Duration.ofSeconds(10), 1 << 20));
     return config;
   }
 
@@ -143,7 +144,7 @@ class ColdPathTest {
     try (Holder holder = Holder.start("fd", seg.toString())) {
       startDaemon(shm);
       // the daemon's pass that sees the holder
-      JsonNode doc = AdviceDaemonTest.eventually(() -> {
+      JsonNode doc = Eventually.answered(() -> {
         JsonNode d = segment(JSON.readTree(AdviceClient.ask(socket, "SCAN v1 format=json", Duration.ofSeconds(10), 1 << 20)),
             "nccl-cold01");
         if (d.path("holders").isEmpty()) {
@@ -208,10 +209,10 @@ class ColdPathTest {
     Path config;
     try (Holder holder = Holder.start("fd", seg.toString())) {
       config = startDaemon(shm);
-      AdviceDaemonTest.eventually(() -> held(segment(JSON.readTree(
+      Eventually.answered(() -> held(segment(JSON.readTree(
           AdviceClient.ask(socket, "SCAN v1 format=json", Duration.ofSeconds(10), 1 << 20)), "nccl-exited")));
     }
-    JsonNode fromDaemon = AdviceDaemonTest.eventually(() -> {
+    JsonNode fromDaemon = Eventually.answered(() -> {
       JsonNode d = JSON.readTree(launcher("scan", "--json").out());
       if (!segment(d, "nccl-exited").path("verdict").asText().equals("leaked")) {
         throw new IOException("the daemon has not judged the exit yet");

@@ -28,6 +28,7 @@ import org.shmguard.policy.AdviceEngine;
 import org.shmguard.gpu.HostGpus;
 import org.shmguard.policy.Judgement;
 import org.shmguard.testing.Sandbox;
+import org.shmguard.testing.SocketClient;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 import org.slf4j.LoggerFactory;
@@ -144,7 +145,7 @@ class RequestFloodTest {
     List<String> limitLines = lines.list.stream().map(ILoggingEvent::getFormattedMessage)
         .filter(m -> m.contains("rate-limited")).toList();
     assertThat(limitLines).as("lines about the rate limit").hasSize(1);
-    assertThat(limitLines.get(0)).startsWith("advice socket: nobody asks more than 128 requests at once or 16 a second");
+    assertThat(limitLines.get(0)).startsWith("advice socket: uid 65534 asks more than 128 requests at once or 16 a second");
   }
 
   @Test
@@ -158,7 +159,7 @@ class RequestFloodTest {
       assertThat(client.ask(NOBODY, socket, "PING")).isEqualTo("OK v1\npong\n");
     }
     long t0 = System.nanoTime();
-    assertThat(client.ask(NOBODY, socket, "PING")).isEqualTo("ERR v1 rate-limited nobody asked more than 3 requests at"
+    assertThat(client.ask(NOBODY, socket, "PING")).isEqualTo("ERR v1 rate-limited uid 65534 asked more than 3 requests at"
         + " once or 1 a second; answered again once it asks less often\n");
     assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("held before the answer").isGreaterThan(Duration.ofMillis(800));
     assertThat(client.ask(OTHER, socket, "PING")).as("another user's own bucket").isEqualTo("OK v1\npong\n");

@@ -10,7 +10,7 @@ import org.shmguard.testing.TestConfig;
 class ActsTest {
   @Test
   void withoutARemounterARemountIsNotCarriedOutAndHasNoOutcome() {
-    Actor actor = Engine.create(TestConfig.load(TestConfig.write("mounts: [auto]\n")), HostPaths.system()).actor();
+    Actor actor = Engine.create(TestConfig.parse("mounts: [auto]\n"), HostPaths.system()).actor();
 
     assertThat(actor).isInstanceOf(Acts.class);
     assertThat(((Acts) actor).remounter()).isNull();

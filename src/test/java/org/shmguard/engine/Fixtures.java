@@ -16,8 +16,8 @@ import org.shmguard.policy.Planner;
 import org.shmguard.policy.ReapPlan;
 
 /** Values built by hand for the engine's tests: a mount, a quiet judgement, the daemon's planner. */
-final class Fixtures {
-  static final ShmMount MOUNT = new ShmMount(Dev.of(0, 25), "/dev/shm", "/dev/shm", MountOrigin.HOST, "rw", null,
+public final class Fixtures {
+  public static final ShmMount MOUNT = new ShmMount(Dev.of(0, 25), "/dev/shm", "/dev/shm", MountOrigin.HOST, "rw", null,
       List.of(), null, null);
   static final Judgement JUDGEMENT = new Judgement(new Snapshot(Instant.EPOCH, List.of(MOUNT), List.of(),
       HolderIndex.empty(), new BitSet(), Map.of(), List.of(), List.of(), true, 0), List.of(), List.of(),
@@ -26,7 +26,7 @@ final class Fixtures {
 
   private Fixtures() {}
 
-  static Planner planner(Config config) {
+  public static Planner planner(Config config) {
     Config.Capacity c = config.capacity();
     return new Planner(config.reap().policy(), config.remount().policy(), c.policy(), c.topHolders());
   }

@@ -32,7 +32,7 @@ class MetricsPortTest {
   private final RecordingSink sink = new RecordingSink();
 
   private static Config listening(String listen) {
-    return TestConfig.load(TestConfig.write("metrics:\n  listen: \"" + listen + "\"\n"));
+    return TestConfig.parse("metrics:\n  listen: \"" + listen + "\"\n");
   }
 
   @Test

@@ -8,15 +8,19 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.shmguard.engine.Engine;
 import org.shmguard.host.HostPaths;
 import org.shmguard.host.MountEntry;
+import org.shmguard.host.MountReach;
 import org.shmguard.model.MountOrigin;
 import org.shmguard.model.ShmMount;
+import org.shmguard.nativ.MountHandle;
 import org.shmguard.policy.RemountPolicy;
 import org.shmguard.text.SizeSpec;
+import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Holder;
 import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
@@ -79,6 +83,39 @@ class RemountTest {
     assertThat(second.result()).isEqualTo(RemountOutcome.Result.REFUSED);
     assertThat(second.detail()).contains("remount.cooldown is 1h");
     assertThat(mountinfo(Path.of("/proc/self/mountinfo"), shm.path().toString()).superOptions()).contains("size=4096k");
+  }
+
+  @Test
+  void aNewTmpfsWithTheDeviceNumberAndMountIdOfARemovedOneDoesNotInheritItsCooldown() throws IOException {
+    Remounter r = remounter(4 * MIB, 64 * MIB, Duration.ofHours(1));
+    ShmMount first = watched();
+    assertThat(r.grow(first, null, "first").result()).isEqualTo(RemountOutcome.Result.GROWN);
+
+    // The kernel gives a new tmpfs the lowest free device minor and mount id: mounted again at once, it
+    // usually gets the removed one's both, as a container started after another stopped does.
+    ShmMount second = null;
+    for (int i = 0; i < 20 && second == null; i++) {
+      Cmd.run("umount", shm.path().toString());
+      Cmd.run("mount", "-t", "tmpfs", "-o", OPTIONS, "shmguard-test", shm.path().toString());
+      ShmMount again = watched();
+      second = again.dev().equals(first.dev()) && again.mountId() == first.mountId() ? again : null;
+    }
+    Assumptions.assumeTrue(second != null, "the kernel gave no new tmpfs the removed one's device and mount id");
+    long unique;
+    try (MountHandle h = MountReach.open(second)) {
+      unique = h.uniqueMountId();
+    }
+
+    RemountOutcome o = r.grow(second, null, "second");
+
+    if (unique != 0) {
+      assertThat(o.result()).as("a new tmpfs (unique mount id " + unique + "): " + o.detail())
+          .isEqualTo(RemountOutcome.Result.GROWN);
+      assertThat(mountinfo(Path.of("/proc/self/mountinfo"), shm.path().toString()).superOptions()).contains("size=4096k");
+    } else {
+      // Before Linux 6.8, as docs/remount.md says: only the device number and mount id tell mounts apart.
+      assertThat(o.result()).as(o.detail()).isEqualTo(RemountOutcome.Result.REFUSED);
+    }
   }
 
   @Test

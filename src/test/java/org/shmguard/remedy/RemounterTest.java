@@ -18,7 +18,7 @@ import org.shmguard.testing.TestConfig;
 class RemounterTest {
   @Test
   void aMountShmguardOnlyReportsIsRefusedWithoutBeingOpened() throws Exception {
-    Remounter r = Remounter.create(TestConfig.load(TestConfig.write("remount:\n  enabled: true\n")).remount(),
+    Remounter r = Remounter.create(TestConfig.parse("remount:\n  enabled: true\n").remount(),
         HostPaths.system(), Clock.systemUTC());
     ShmMount reportOnly = new ShmMount(Dev.of(0, 4242), "/proc/4242/root/dev/shm", "/dev/shm", MountOrigin.HOST, "rw", null,
         List.of(), null, null, 0, null, "a user's own namespace", 65534L);

@@ -19,10 +19,10 @@ import org.junit.jupiter.api.Test;
  * skip_initial_status, and the Kubernetes manifest that runs NPD carries the same files and
  * reaches the node's shmguard socket without privilege.
  */
-class NodeProblemDetectorConfigTest {
-  static final Path DIR = Path.of("packaging/node-problem-detector");
+public class NodeProblemDetectorConfigTest {
+  public static final Path DIR = Path.of("packaging/node-problem-detector");
   /** Each shipped file and the one condition it sets. */
-  static final Map<String, String> FILES = Map.of(
+  public static final Map<String, String> FILES = Map.of(
       "shmguard-full.json", "ShmFull",
       "shmguard-leak.json", "ShmLeak",
       "shmguard-down.json", "ShmguardDown");

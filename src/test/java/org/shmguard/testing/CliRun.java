@@ -48,4 +48,36 @@ public record CliRun(int status, String out, String err) {
       throw new AssertionError("not JSON: " + out + err, e);
     }
   }
+
+  /** The verdict of the segment {@code name} in a {@code scan --json} document. */
+  public static String verdictOf(JsonNode scan, String name) {
+    for (JsonNode s : scan.get("segments")) {
+      if (s.get("name").asText().equals(name)) {
+        return s.get("verdict").asText();
+      }
+    }
+    throw new AssertionError(name + " not in scan: " + scan);
+  }
+
+  /** The pids that hold the segment {@code name} in a {@code scan --json} document. */
+  public static java.util.List<Integer> holderPids(JsonNode scan, String name) {
+    for (JsonNode s : scan.get("segments")) {
+      if (s.get("name").asText().equals(name)) {
+        java.util.List<Integer> pids = new java.util.ArrayList<>();
+        s.get("holders").forEach(h -> pids.add(h.get("pid").asInt()));
+        return pids;
+      }
+    }
+    throw new AssertionError(name + " not in scan: " + scan);
+  }
+
+  /** The action on the segment {@code name} in a {@code clean --json} document. */
+  public static JsonNode actionFor(JsonNode clean, String name) {
+    for (JsonNode a : clean.get("actions")) {
+      if (a.get("segment").get("name").asText().equals(name)) {
+        return a;
+      }
+    }
+    throw new AssertionError(name + " not among the actions: " + clean);
+  }
 }

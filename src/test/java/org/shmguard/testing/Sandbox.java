@@ -25,7 +25,7 @@ public final class Sandbox {
   public static void require() {
     assumeTrue(isRoot(), "needs root: it mounts tmpfs instances and starts processes in namespaces");
     assumeTrue("1".equals(System.getenv("SHMGUARD_SANDBOX")),
-        "needs the test sandbox (src/test/sandbox/bin/java, run by 'mvn test' as root): it must never touch the real /dev/shm");
+        "needs the test sandbox (src/test/sandbox/bin/java, run by 'mvn verify' as root): it must never touch the real /dev/shm");
   }
 
   static boolean isRoot() {

@@ -1,6 +1,7 @@
 package org.shmguard.testing;
 
 import java.io.IOException;
+import java.io.StringReader;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,6 +37,18 @@ public final class TestConfig {
   /** Watches exactly {@code mountPath} with the given grace. */
   public static Path watching(Path mountPath, String grace) {
     return write("mounts: [" + mountPath + "]\nreap:\n  grace: " + grace + "\n  requireHostPidNamespace: false\n");
+  }
+
+  /**
+   * The configuration {@code yaml} gives, read from the text without a file: for unit tests, which
+   * run without root or the sandbox's /run.
+   */
+  public static Config parse(String yaml) {
+    try {
+      return ConfigLoader.parse(new StringReader(yaml), "test configuration");
+    } catch (ConfigException e) {
+      throw new AssertionError(e.format(), e);
+    }
   }
 
   public static Config load(Path file) {
