@@ -1,5 +1,6 @@
 package org.shmguard.daemon;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -45,11 +46,13 @@ final class ExitReaps {
   private final PassBudget budget = new PassBudget();
   /** Held while an exit pass runs and is told: a stop waits on it ({@link #finish}). */
   private final ReentrantLock reaping = new ReentrantLock();
+  /** The exit passes run inside the full pass under way, for the worker once it is over. */
+  private final List<Yielded> yielded = new ArrayList<>();
   /** The pids and pidfds a full pass running now looks at; null: none (no pass runs, or a stop). */
   private volatile int[][] watched;
   private volatile boolean closed;
-  private long lastLook;
-  private final List<Yielded> yielded = new ArrayList<>();
+  /** When the pass thread last looked at the pidfds (nanoTime, whose origin is arbitrary: never 0 for "never"). */
+  private long lastLook = System.nanoTime() - LOOK_EVERY_NANOS;
 
   /** What an exit pass inside a full pass did, for the worker to account for once the full pass is over. */
   record Yielded(int[] pids, Engine.Exit exit, long at) {}
@@ -119,7 +122,7 @@ final class ExitReaps {
     BitSet fired;
     try {
       fired = Poll.readyNow(w[1]);
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       LOG.debug("exit pass: cannot look at the pidfds inside a pass ({}); exits wait for its end", e.getMessage());
       watched = null;
       return;
