@@ -54,8 +54,11 @@ final class ExitReaps {
   /** When the pass thread last looked at the pidfds (nanoTime, whose origin is arbitrary: never 0 for "never"). */
   private long lastLook = System.nanoTime() - LOOK_EVERY_NANOS;
 
-  /** What an exit pass inside a full pass did, for the worker to account for once the full pass is over. */
-  record Yielded(int[] pids, Engine.Exit exit, long at) {}
+  /**
+   * What an exit pass inside a full pass did, for the worker to account for once the full pass is
+   * over; {@code tookNanos}: its wall time, which is the exit pass's, not the full pass's.
+   */
+  record Yielded(int[] pids, Engine.Exit exit, long at, long tookNanos) {}
 
   ExitReaps(Engine engine, Output outputs, Supplier<Judgement> last) {
     this.engine = engine;
@@ -141,7 +144,7 @@ final class ExitReaps {
     watched = rest;
     Engine.Exit e = run(pids, now);
     synchronized (yielded) {
-      yielded.add(new Yielded(pids, e, now));
+      yielded.add(new Yielded(pids, e, now, System.nanoTime() - now));
     }
   }
 

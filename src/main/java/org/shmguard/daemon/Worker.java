@@ -232,15 +232,21 @@ final class Worker implements Runnable {
     }
   }
 
-  /** The exit passes that ran inside the full pass that just ended: their pids forgotten, each accounted as above. */
-  private void yieldedExits() {
+  /**
+   * The exit passes that ran inside the full pass that just ended: their pids forgotten, each
+   * accounted as above. Returns the time they took, which is theirs (their own budget), not the pass's.
+   */
+  private long yieldedExits() {
+    long took = 0;
     for (ExitReaps.Yielded y : exitReaps.yielded()) {
       watches.exited(y.pids());
       for (int pid : y.pids()) {
         zombies.exited(pid, y.at());
       }
       exited(y.exit(), y.at());
+      took += y.tookNanos();
     }
+    return took;
   }
 
   /**
@@ -285,12 +291,13 @@ final class Worker implements Runnable {
     try {
       // observe, judge, plan, the plan's reap at once after the judgement, its remounts: all on the pass thread
       PassReport report = passThread.run(() -> engine.pass(false, !rediscover), () -> stopping, this::pingWatchdog);
-      yieldedExits(); // before the watches are synced: a pid whose exit was seen is watched afresh if still listed
+      // before the watches are synced: a pid whose exit was seen is watched afresh if still listed
+      long yieldedNanos = yieldedExits();
       if (report == null) {
         served.forEach(a -> a.fail(new IllegalStateException(WorkQueue.STOPPING)));
         return;
       }
-      afterPass(report);
+      afterPass(report, yieldedNanos);
       outputs.export(report);
       served.forEach(a -> a.complete(report));
     } catch (RuntimeException e) {
@@ -300,8 +307,11 @@ final class Worker implements Runnable {
     }
   }
 
-  /** What a full pass changes in this loop: the schedule, the watches, the zombies, the status. */
-  private void afterPass(PassReport report) {
+  /**
+   * What a full pass changes in this loop: the schedule, the watches, the zombies, the status.
+   * {@code yieldedNanos}, the exit passes run inside it, is not charged to the passes' budget.
+   */
+  private void afterPass(PassReport report, long yieldedNanos) {
     Judgement j = report.judgement();
     j.snapshot().warnings().forEach(w -> LOG.debug("{}", w));
     knownMounts = j.snapshot().mounts().stream().map(ShmMount::dev).collect(Collectors.toSet());
@@ -309,7 +319,7 @@ final class Worker implements Runnable {
     // more files than one pass examines, and this one made room: the next batch at once
     boolean more = report.outcomes().stream().anyMatch(o -> o.result() == ReapOutcome.Result.REAPED)
         && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0);
-    schedule.passEnded(System.nanoTime(), took, more, report.plan().lookAgainIn());
+    schedule.passEnded(System.nanoTime(), Math.max(0, took - yieldedNanos), more, report.plan().lookAgainIn());
     coverage.after(j.snapshot());
     if (watches.sync(j)) {
       schedule.event(System.nanoTime() - settleNanos); // changed before its watch existed: look once more
