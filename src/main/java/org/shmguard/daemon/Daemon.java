@@ -118,14 +118,12 @@ public final class Daemon implements AutoCloseable {
       });
     }
     Poll poll = Poll.create();
-    Worker worker = new Worker(engine, rediscovery(config, paths),
-        new MountWatches(Inotify.open()),
-        new ExitWatches(d.watchHolders(), pid -> {
-          ProcessInfo info = details.read(pid);
-          return info == null ? null : info.startTicks();
-        }),
-        poll, outputs, notifier, d.settle(), planner, passDeadline);
-    worker.exitPath(ExitReaps.on(paths));
+    Watches watches = new Watches(new MountWatches(Inotify.open()), new ExitWatches(d.watchHolders(), pid -> {
+      ProcessInfo info = details.read(pid);
+      return info == null ? null : info.startTicks();
+    }), poll);
+    Worker worker = new Worker(engine, rediscovery(config, paths), watches, outputs, notifier, d.settle(), planner,
+        passDeadline);
     PathWalks.shared().onStallAndRecovery(
         path -> sink.emit(Alert.of(EventKind.MOUNT_STALLED, path + " did not answer within "
             + PathWalks.DEADLINE.toMillis() + " ms (its filesystem, or one on the way to it, is not answering);"
@@ -179,11 +177,11 @@ public final class Daemon implements AutoCloseable {
   }
 
   /** A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap. */
-  private static Worker.Rediscovery rediscovery(Config config, HostPaths paths) {
+  private static Rediscovery rediscovery(Config config, HostPaths paths) {
     // A full discovery only when what it reads changed (MountChanges): a quiet host's rediscovery is cheap.
     MountChanges changes = new MountChanges(paths, new MountDiscovery(paths, config.namespaces().actInUserNamespaces(),
         config.namespaces().reportLimit(), config.runtimes()), config.autoDiscover(), config.mountPaths());
-    return new Worker.Rediscovery() {
+    return new Rediscovery() {
       @Override
       public Set<Dev> mounts() {
         return changes.devices();
@@ -206,13 +204,13 @@ public final class Daemon implements AutoCloseable {
   public CompletableFuture<Void> reconfigure(Config config) {
     Engine fresh = Engine.create(config, paths);
     Config.Capacity c = config.capacity();
-    return worker.reconfigure(() -> {
+    return worker.ask(WorkRequest.reload(() -> {
       engine.adopt(fresh);
       planner.reconfigure(fresh.policy(), config.remount().policy(), c.policy(), c.topHolders());
       if (remounter != null) {
         remounter.reconfigure(config.remount().policy(), config.reap().dryRun());
       }
-    }, rediscovery(config, paths));
+    }, rediscovery(config, paths)));
   }
 
   /** Whether the first full pass is done and systemd was told READY=1. */
@@ -247,12 +245,12 @@ public final class Daemon implements AutoCloseable {
 
   /** Asks for a full pass now, as the periodic sweep would. */
   public void sweepNow() {
-    worker.request(Worker.Request.SWEEP);
+    worker.offer(WorkRequest.Trigger.SWEEP);
   }
 
   /** A full pass (reaping included) on the worker thread, with its alerts, as soon as it can run. */
   public CompletableFuture<PassReport> passNow() {
-    return worker.passNow();
+    return worker.ask(WorkRequest.fullPass());
   }
 
   /**
@@ -260,12 +258,12 @@ public final class Daemon implements AutoCloseable {
    * thread; the caller bounds its wait, so a pass stuck in the kernel holds no caller's thread.
    */
   public CompletableFuture<PassReport> dryRunPass() {
-    return worker.dryRunNow();
+    return worker.ask(WorkRequest.dryRun());
   }
 
   /** Asks for the journal summary now, as its cron schedule would. */
   public void summaryNow() {
-    worker.request(Worker.Request.SUMMARY);
+    worker.offer(WorkRequest.Trigger.SUMMARY);
   }
 
   /** Stops the schedules and the worker (which tells systemd STOPPING=1). */

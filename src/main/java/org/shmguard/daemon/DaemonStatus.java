@@ -18,6 +18,29 @@ import org.shmguard.policy.Verdict;
  */
 public record DaemonStatus(long passes, long reaped, long overflows, int watchedMounts, int watchedHolders,
     long lastPassNanos, Judgement last, long residentBytes) {
+  /** Before the first pass. */
+  static final DaemonStatus START = new DaemonStatus(0, 0, 0, 0, 0, 0, null, -1);
+
+  /** After one more full pass, {@code report}, with the watches' figures after it and the resident memory. */
+  DaemonStatus afterPass(org.shmguard.engine.PassReport report, long overflowsNow, int mountsNow, int holdersNow,
+      long rss) {
+    long reapedNow = report.outcomes().stream().filter(o -> o.result() == org.shmguard.remedy.ReapOutcome.Result.REAPED)
+        .count();
+    return new DaemonStatus(passes + 1, reaped + reapedNow, overflowsNow, mountsNow, holdersNow,
+        report.took().toNanos(), report.judgement(), rss);
+  }
+
+  /** "12 passes, 3 segments reaped since start": the stop line's account. */
+  String doneSoFar(boolean dryRun) {
+    return Counts.of(passes, "pass") + ", " + Counts.of(reaped, "segment") + " reaped since start"
+        + (dryRun ? " (dry run: nothing unlinked)" : "");
+  }
+
+  /** After an exit pass that reaped {@code n}: counted, the last full pass's figures kept. */
+  DaemonStatus plusReaped(long n) {
+    return n == 0 ? this : new DaemonStatus(passes, reaped + n, overflows, watchedMounts, watchedHolders, lastPassNanos,
+        last, residentBytes);
+  }
 
   /** One line for systemd's STATUS=: mounts, segments, leaked, reaped, the fullest mount. */
   public String line() {

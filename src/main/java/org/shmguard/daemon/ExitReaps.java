@@ -1,139 +1,171 @@
 package org.shmguard.daemon;
 
+import java.io.IOException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.BitSet;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Predicate;
+import java.util.function.Supplier;
+import org.shmguard.engine.Engine;
 import org.shmguard.engine.Output;
-import org.shmguard.engine.PassReport;
-import org.shmguard.host.HolderScanner;
-import org.shmguard.host.HostPaths;
-import org.shmguard.host.ProcessExits;
-import org.shmguard.model.HolderRef;
-import org.shmguard.model.ProcessInfo;
-import org.shmguard.policy.Action;
-import org.shmguard.policy.Assessment;
-import org.shmguard.policy.ExitVerdict;
-import org.shmguard.policy.JobEvidence;
+import org.shmguard.nativ.Poll;
 import org.shmguard.policy.Judgement;
-import org.shmguard.policy.OutcomeAlerts;
-import org.shmguard.policy.ReapPolicy;
-import org.shmguard.remedy.HolderConfirmer;
-import org.shmguard.remedy.ReapOutcome;
-import org.shmguard.remedy.Reaper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The exit path: when holders' pidfds fire, reaps the files the last full pass saw them hold and
- * that nothing else held then, without waiting for a full pass (listing, a /proc pass and the
- * verdicts, then the Reaper's confirming pass): the verdict is {@link ExitVerdict}'s, and the
- * Reaper carries it out with every check it makes for a full pass's reap, its confirming pass
- * reading every fd table but no maps (each mapping of the file refuses the write lease, the last
- * check). Its cost does not grow with the mounts' files, only with the processes' fd tables.
+ * The daemon's side of the exit pass ({@link Engine#exitPass}): runs it on the pass thread, tells
+ * its report to the outputs at once, keeps its CPU within a {@link PassBudget} of its own (once
+ * spent, an exit waits for its full pass as before), and lets a stop wait for a reap under way to
+ * be told ({@link #finish}). It runs an exit pass in two places, both on the pass thread: when the
+ * worker takes an {@link WorkRequest.Exit}, and in the middle of a full pass, between mounts and
+ * every few processes of its /proc pass ({@link #between}), when a pidfd the worker watched fired
+ * meanwhile, so that no exit waits behind a whole sweep. Either way the safety order is the
+ * exit pass's: the reap first, the fd-table confirmer, the lease last; the full pass never yields
+ * between its judgement and its reap.
  *
- * <p>What it reaped is its own report ({@link PassReport#exitPass}), told to the outputs on the
- * pass thread as soon as the files are unlinked, with the age and evidence at that reap: the
- * journal has each reap's event before the daemon does anything else, and a stop waits for a reap
- * under way to be told ({@link #finish}). A full pass still follows, when {@link PassSchedule}
- * says: where this path reaped everything the exited holders left, once exits have been quiet
- * (so a crash of many ranks is reaped exit by exit instead of behind one full pass each); where it
- * left something (skipped, failed, or not decided on this path), at once.
- * Its own CPU time is bounded by the event passes' rule, a {@link PassBudget} of its own: once
- * spent, an exit waits for its full pass as before.
+ * <pre>{@code
+ * ExitReaps reaps = new ExitReaps(engine, outputs, () -> status.last());
+ * engine.yieldingTo(reaps::between);
+ * reaps.watching(pids, pidfds);                                // before a full pass
+ * Engine.Exit e = passThread.run(() -> reaps.run(pids, now)); // an exit the worker saw
+ * for (ExitReaps.Yielded y : reaps.yielded()) { ... }        // after the full pass
+ * }</pre>
  */
 final class ExitReaps {
   private static final Logger LOG = LoggerFactory.getLogger(ExitReaps.class);
-  /** No exit path: every exit waits for its full pass (a daemon started without host paths). */
-  static final ExitReaps NONE = new ExitReaps(null, null);
+  /** The least time between two looks at the pidfds inside a full pass: a poll(2) of every pidfd each. */
+  private static final long LOOK_EVERY_NANOS = 1_000_000L;
 
-  private final Reaper reaper;
-  private final ProcessExits exits;
+  private final Engine engine;
+  private final Output outputs;
+  /** The last full pass's judgement: what an exit pass decides from. */
+  private final Supplier<Judgement> last;
   private final PassBudget budget = new PassBudget();
-  /** Held while a reap runs and is told: a stop waits on it ({@link #finish}). */
+  /** Held while an exit pass runs and is told: a stop waits on it ({@link #finish}). */
   private final ReentrantLock reaping = new ReentrantLock();
-  /** Where this path's reports go: the daemon's outputs (set before the worker runs). */
-  private volatile Output outputs = report -> {};
+  /** The exit passes run inside the full pass under way, for the worker once it is over. */
+  private final List<Yielded> yielded = new ArrayList<>();
+  /** The pids and pidfds a full pass running now looks at; null: none (no pass runs, or a stop). */
+  private volatile int[][] watched;
+  private volatile boolean closed;
+  /** When the pass thread last looked at the pidfds (nanoTime, whose origin is arbitrary: never 0 for "never"). */
+  private long lastLook = System.nanoTime() - LOOK_EVERY_NANOS;
 
-  private ExitReaps(Reaper reaper, ProcessExits exits) {
-    this.reaper = reaper;
-    this.exits = exits;
-  }
+  /**
+   * What an exit pass inside a full pass did, for the worker to account for once the full pass is
+   * over; {@code tookNanos}: its wall time, which is the exit pass's, not the full pass's.
+   */
+  record Yielded(int[] pids, Engine.Exit exit, long at, long tookNanos) {}
 
-  static ExitReaps on(HostPaths paths) {
-    return new ExitReaps(new Reaper(HolderConfirmer.fdTables(new HolderScanner(paths)), paths), new ProcessExits(paths));
-  }
-
-  /** Tells this path's reports to {@code to}. */
-  void reportTo(Output to) {
-    outputs = to;
-  }
-
-  /** Whether the exit path may run now: it has one, and its budget is not spent. */
-  synchronized boolean mayRun(long now) {
-    return reaper != null && budget.nextAt(now) <= now;
+  ExitReaps(Engine engine, Output outputs, Supplier<Judgement> last) {
+    this.engine = engine;
+    this.outputs = outputs;
+    this.last = last;
   }
 
   /**
-   * Reaps what {@code exited}'s processes left, judged from {@code last} (the last full pass);
-   * nothing in a dry run (the full pass reports what it would reap). Runs on the pass thread.
-   *
-   * @return its outcomes, and whether it did all there was to do for these exits (every file they
-   *     held is reaped or still held by a live process), so the full pass may wait
+   * One exit pass for {@code exited} at {@code now}, on the pass thread; its report told before it
+   * returns. Null when it did not run or failed (the budget is spent, the daemon stops, an error,
+   * logged): the full pass comes at once instead.
    */
-  Done reap(Judgement last, ReapPolicy policy, int[] exited, boolean dryRun) {
-    if (reaper == null || last == null || dryRun || exited.length == 0) {
-      return new Done(List.of(), false);
-    }
+  Engine.Exit run(int[] exited, long now) {
     reaping.lock();
     try {
-      return reapLocked(last, policy, exited);
+      return closed ? null : runLocked(exited, now);
+    } catch (RuntimeException e) { // inside a full pass too: that pass goes on, and judges the files itself
+      LOG.error("an exit pass failed ({}); the full pass judges what the exits left", e.toString(), e);
+      return null;
     } finally {
       reaping.unlock();
     }
   }
 
-  private Done reapLocked(Judgement last, ReapPolicy policy, int[] exited) {
-    long started = System.nanoTime();
-    long cpuStarted = threadCpuNanos();
-    List<Assessment> candidates = new ArrayList<>();
-    boolean left = candidates(last, policy, exited, candidates, Instant.now());
-    List<ReapOutcome> outcomes = candidates.isEmpty() ? List.of() : reaper.carry(new Action.Reap(candidates, false));
-    List<ReapOutcome> reaped = new ArrayList<>();
-    for (ReapOutcome o : outcomes) {
-      if (o.result() == ReapOutcome.Result.REAPED) {
-        reaped.add(o);
-      } else {
-        left = true; // skipped or failed: the full pass judges it again, and tells what it finds
-        LOG.debug("exit path: {} left to the full pass ({}): {}", o.candidate().segment().displayName(),
-            o.result().label(), o.detail());
+  private Engine.Exit runLocked(int[] exited, long now) {
+    synchronized (budget) {
+      if (budget.nextAt(now) > now) {
+        return null;
       }
     }
-    long end = System.nanoTime();
-    if (!reaped.isEmpty()) {
-      outputs.export(PassReport.exitPass(reaped, reaped.stream().map(OutcomeAlerts::reaped).toList(),
-          Duration.ofNanos(end - started)));
+    long cpuStarted = threadCpuNanos();
+    Engine.Exit e = engine.exitPass(last.get(), exited);
+    if (e.report() != null) {
+      outputs.export(e.report()); // in the journal within milliseconds of the unlink
     }
+    long end = System.nanoTime();
     // CPU time, not wall time: on a loaded host the wall time is mostly waiting for a CPU, which
     // costs the host nothing, and would spend the budget in the middle of a crash of many ranks.
-    long spent = cpuStarted < 0 ? end - started : threadCpuNanos() - cpuStarted;
-    synchronized (this) {
+    long spent = cpuStarted < 0 ? end - now : threadCpuNanos() - cpuStarted;
+    synchronized (budget) {
       budget.spent(spent, end);
     }
-    LOG.debug("exit path: {} candidates, {} reaped in {} us", candidates.size(), reaped.size(), (end - started) / 1000);
-    return new Done(outcomes, !left);
+    LOG.debug("exit pass: {} pids, {} reaped, {} left to the full pass", exited.length, e.reaped(), !e.complete());
+    return e;
+  }
+
+  /** The pidfds of {@code pids} to look at during the full pass about to run; null pids: none from now on. */
+  void watching(int[] pids, int[] pidfds) {
+    watched = pids == null ? null : new int[][] {pids, pidfds};
   }
 
   /**
-   * Waits, at most {@code most}, for a reap under way to be told to the outputs: called when the
-   * daemon stops, so that no unlink goes without its event. False if it did not end in time.
+   * Called by the full pass between mounts and every few processes, on the pass thread: when one
+   * of the watched pidfds fired, an exit pass for it now. Its pidfd is not looked at again in
+   * this pass; the worker takes what it did from {@link #yielded} afterwards.
+   */
+  void between() {
+    int[][] w = watched;
+    long now = System.nanoTime();
+    if (w == null || closed || now - lastLook < LOOK_EVERY_NANOS) {
+      return;
+    }
+    lastLook = now;
+    BitSet fired;
+    try {
+      fired = Poll.readyNow(w[1]);
+    } catch (IOException e) {
+      LOG.debug("exit pass: cannot look at the pidfds inside a pass ({}); exits wait for its end", e.getMessage());
+      watched = null;
+      return;
+    }
+    if (fired.isEmpty()) {
+      return;
+    }
+    int[] pids = fired.stream().map(i -> w[0][i]).toArray();
+    int[][] rest = {new int[w[0].length - pids.length], new int[w[0].length - pids.length]};
+    for (int i = 0, k = 0; i < w[0].length; i++) {
+      if (!fired.get(i)) {
+        rest[0][k] = w[0][i];
+        rest[1][k++] = w[1][i];
+      }
+    }
+    watched = rest;
+    Engine.Exit e = run(pids, now);
+    synchronized (yielded) {
+      yielded.add(new Yielded(pids, e, now, System.nanoTime() - now));
+    }
+  }
+
+  /** What exit passes ran inside the last full pass (each once), and stops looking at the pidfds. */
+  List<Yielded> yielded() {
+    watched = null;
+    synchronized (yielded) {
+      List<Yielded> done = List.copyOf(yielded);
+      yielded.clear();
+      return done;
+    }
+  }
+
+  /**
+   * The daemon stops: no exit pass starts from now on, and this waits, at most {@code most}, for
+   * one under way to be told to the outputs, so that no unlink goes without its event. False if it
+   * did not end in time.
    */
   boolean finish(Duration most) {
+    closed = true;
+    watched = null;
     try {
       if (reaping.tryLock(most.toNanos(), TimeUnit.NANOSECONDS)) {
         reaping.unlock();
@@ -147,16 +179,6 @@ final class ExitReaps {
     }
   }
 
-  /**
-   * What one run of the exit path did (its reaps already told); {@code complete}: nothing left for
-   * the full pass to decide at once.
-   */
-  record Done(List<ReapOutcome> outcomes, boolean complete) {
-    long reaped() {
-      return outcomes.stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
-    }
-  }
-
   /** This thread's CPU time in nanoseconds, or -1 where the JVM cannot say. */
   private static long threadCpuNanos() {
     try {
@@ -165,59 +187,5 @@ final class ExitReaps {
     } catch (LinkageError noManagement) { // a trimmed runtime without java.management: wall time
       return -1;
     }
-  }
-
-  /**
-   * Adds to {@code found} the files whose every holder in {@code last} has gone, among those
-   * {@code exited} held; true if some file all of whose holders have gone is not decided here.
-   */
-  private boolean candidates(Judgement last, ReapPolicy policy, int[] exited, List<Assessment> found, Instant now) {
-    Map<Integer, Boolean> gone = new HashMap<>();
-    Predicate<ProcessInfo> isGone = p -> gone.computeIfAbsent(p.pid(), pid -> exits.gone(p));
-    boolean undecided = false;
-    for (Assessment a : last.segments()) {
-      if (!heldByOneOf(a, exited)) {
-        continue;
-      }
-      Assessment leaked = ExitVerdict.leaked(a, last, isGone, policy, now);
-      if (leaked != null) {
-        found.add(leaked);
-      } else if (allGone(a, last, isGone) && anyCounts(a, last)) {
-        undecided = true; // a family, a blocker, a name rule: the full pass decides it
-      }
-      // Only lookups and other users' readers held it: their exits prove nothing (JobEvidence),
-      // and bring no pass; the next one waits out its grace.
-    }
-    return undecided;
-  }
-
-  private static boolean allGone(Assessment a, Judgement last, Predicate<ProcessInfo> gone) {
-    for (HolderRef h : a.holders()) {
-      ProcessInfo p = last.snapshot().processes().get(h.pid());
-      if (p == null || !gone.test(p)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static boolean anyCounts(Assessment a, Judgement last) {
-    for (HolderRef h : a.holders()) {
-      if (JobEvidence.holderCounts(h, last.snapshot().processes().get(h.pid()), a.segment())) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static boolean heldByOneOf(Assessment a, int[] pids) {
-    for (HolderRef h : a.holders()) {
-      for (int pid : pids) {
-        if (h.pid() == pid) {
-          return true;
-        }
-      }
-    }
-    return false;
   }
 }

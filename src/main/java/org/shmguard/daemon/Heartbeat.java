@@ -22,6 +22,7 @@ import org.shmguard.policy.Judgement;
  */
 final class Heartbeat {
   static final int BYTES_PERCENT = 1;
+  private final java.util.concurrent.atomic.AtomicLong beats = new java.util.concurrent.atomic.AtomicLong();
   private final Function<String, FsUsage> statvfs;
 
   Heartbeat(Function<String, FsUsage> statvfs) {
@@ -48,6 +49,7 @@ final class Heartbeat {
    * last full pass measured still agrees with it (or there was no pass yet: the first pass is due anyway).
    */
   String changeSince(Judgement last) {
+    beats.incrementAndGet();
     if (last == null) {
       return null;
     }
@@ -66,6 +68,11 @@ final class Heartbeat {
   }
 
   /** How {@code now} differs from {@code then} enough for a full pass, or null. */
+  /** How many heartbeats ran since start. */
+  long beats() {
+    return beats.get();
+  }
+
   static String change(ShmMount.Usage then, FsUsage now, boolean mayAct) {
     if (now == null) {
       return "cannot be measured";

@@ -103,6 +103,25 @@ final class PassThread implements AutoCloseable {
     }
   }
 
+  /**
+   * Runs {@code work} as {@link #run} does and completes {@code answer} with its result; a stop
+   * or a failure fails the answer instead. True when the answer completed.
+   */
+  <T> boolean answer(WorkRequest.Answer<T> answer, Callable<T> work, BooleanSupplier stopping, Runnable whileWaiting) {
+    try {
+      T result = run(work, stopping, whileWaiting);
+      if (result == null && stopping.getAsBoolean()) {
+        answer.fail(new IllegalStateException(WorkQueue.STOPPING));
+        return false;
+      }
+      answer.complete(result);
+      return true;
+    } catch (RuntimeException e) {
+      answer.fail(e);
+      return false;
+    }
+  }
+
   private void reportOverrun(long nanos) {
     long secs = nanos / 1_000_000_000L;
     var stuck = PathWalks.shared().stuckPaths();

@@ -17,9 +17,10 @@ import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.remedy.RemountOutcome;
 
 /**
- * What root may ask over the advice socket, as requests to the daemon's worker: {@code CLEAN} is a
- * pass now (or a dry run), {@code REMOUNT} a remount on the pass thread, {@code PREPARE} a starting
- * container's /dev/shm sized on the pass thread, {@code RELOAD} the configuration read again
+ * What root may ask over the advice socket, as thin adapters onto the worker's {@link WorkQueue}
+ * ({@link WorkRequest}): {@code CLEAN} is a pass now (or a dry run), {@code REMOUNT} a remount on
+ * the pass thread, {@code PREPARE} a starting container's /dev/shm sized on the pass thread,
+ * {@code RELOAD} the configuration read again
  * (as SIGHUP reads it, answered with its verdict); each is answered from the report it came to,
  * which the daemon's outputs were told first (its alerts, its metrics).
  * The server checks the peer before either is asked.
@@ -31,6 +32,8 @@ import org.shmguard.remedy.RemountOutcome;
 final class RootRequests implements HostActions {
   /** How long a request waits for its pass: a pass stuck in the kernel holds no socket thread longer. */
   static final long TIMEOUT_SECONDS = 60;
+  /** A remount or a sizing still waiting after this is dropped (WorkRequest.Answer): its caller gave up. */
+  private static final Duration WAIT = Duration.ofSeconds(TIMEOUT_SECONDS);
   static final String REMOUNT_TRIGGER = "asked by root over the advice socket";
   private final Worker worker;
   /** Sizes a starting container's /dev/shm (PREPARE); null when this daemon does not remount. */
@@ -58,7 +61,7 @@ final class RootRequests implements HostActions {
 
   @Override
   public String remount(ShmMount mount, Long sizeBytes) throws ProtocolException {
-    PassReport report = await(worker.remountNow(mount, sizeBytes, REMOUNT_TRIGGER, Duration.ofSeconds(TIMEOUT_SECONDS)));
+    PassReport report = await(worker.ask(WorkRequest.remount(mount, sizeBytes, REMOUNT_TRIGGER, WAIT)));
     if (report == null) {
       throw new ProtocolException(ProtocolException.UNAVAILABLE, "this daemon does not remount");
     }
@@ -67,7 +70,7 @@ final class RootRequests implements HostActions {
 
   @Override
   public String clean(boolean dryRun) throws ProtocolException {
-    return answer(await(dryRun ? worker.dryRunNow() : worker.passNow()));
+    return answer(await(worker.ask(dryRun ? WorkRequest.dryRun() : WorkRequest.fullPass())));
   }
 
   @Override
@@ -75,7 +78,7 @@ final class RootRequests implements HostActions {
     if (sizer == null) {
       throw new ProtocolException(ProtocolException.UNAVAILABLE, "this daemon does not size containers");
     }
-    return answer(await(worker.prepareNow(sizer, start, Duration.ofSeconds(TIMEOUT_SECONDS))));
+    return answer(await(worker.ask(WorkRequest.prepare(sizer, start, WAIT))));
   }
 
   /** The reply to PREPARE: OK when the container's /dev/shm now holds what its GPUs need, an error saying why not. */

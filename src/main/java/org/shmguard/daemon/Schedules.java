@@ -38,11 +38,11 @@ final class Schedules implements AutoCloseable {
     });
     timer.setRemoveOnCancelPolicy(true);
     timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-    every(timer, sweep, () -> worker.request(Worker.Request.SWEEP));
+    every(timer, sweep, () -> worker.offer(WorkRequest.Trigger.SWEEP));
     if (heartbeat.compareTo(sweep) < 0) {
-      every(timer, heartbeat, () -> worker.request(Worker.Request.HEARTBEAT));
+      every(timer, heartbeat, () -> worker.offer(WorkRequest.Trigger.HEARTBEAT));
     }
-    every(timer, rediscover, () -> worker.request(Worker.Request.REDISCOVER));
+    every(timer, rediscover, () -> worker.offer(WorkRequest.Trigger.REDISCOVER));
     if (!summaryCron.isEmpty()) {
       CronExpression cron;
       try {
@@ -50,7 +50,7 @@ final class Schedules implements AutoCloseable {
       } catch (java.text.ParseException e) {
         throw new IllegalArgumentException("daemon.summary: " + e.getMessage(), e);
       }
-      new Cron(timer, cron, () -> worker.request(Worker.Request.SUMMARY)).next();
+      new Cron(timer, cron, () -> worker.offer(WorkRequest.Trigger.SUMMARY)).next();
     }
     return new Schedules(timer);
   }

@@ -2,166 +2,106 @@ package org.shmguard.daemon;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.util.BitSet;
-import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.shmguard.engine.Engine;
 import org.shmguard.engine.Output;
 import org.shmguard.engine.Outputs;
 import org.shmguard.engine.PassReport;
-import org.shmguard.policy.OutcomeAlerts;
-import org.shmguard.host.MountDiscovery;
 import org.shmguard.host.SelfMemory;
 import org.shmguard.model.Dev;
-import org.shmguard.model.ProcessInfo;
-import org.shmguard.model.ContainerStart;
 import org.shmguard.model.ShmMount;
-import org.shmguard.remedy.ContainerShmSizer;
-import org.shmguard.nativ.Poll;
-import org.shmguard.policy.Assessment;
+import org.shmguard.nativ.NativeHeap;
 import org.shmguard.policy.Judgement;
-import org.shmguard.policy.Plan;
 import org.shmguard.policy.Planner;
-import org.shmguard.policy.Verdict;
 import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.systemd.ServiceNotifier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The daemon's worker thread: waits on inotify, holder pidfds and requests at once, has one full
- * pass run per burst of triggers ({@link Engine#pass}: observe, judge, plan, the plan's reap and
- * remounts, one {@link PassReport}), hands the report to every {@link Output}, and pings
- * systemd's watchdog. The pass runs on the {@link PassThread}, which this thread waits for in
- * short slices, so a stop request is honoured at once whatever the kernel does to the pass.
- * Root's requests over the socket (a pass now, a dry run, a remount) are requests to this worker,
- * answered with their report.
+ * The daemon's loop: polls inotify and the holders' pidfds until the {@link PassSchedule} says
+ * something is due, takes every {@link WorkRequest} from its {@link WorkQueue} (a holder's exit
+ * first), runs what is due on the {@link PassThread} (a full pass is one {@link Engine#pass}), hands
+ * each report to every {@link Output} and pings systemd's watchdog. It waits for the pass thread in
+ * short slices, so a stop is honoured at once whatever the kernel does to a pass.
+ *
+ * <pre>{@code
+ * poll -> mount events, exits -> queue -> take(): Exit | Trigger | FullPass | DryRun | Remount | Prepare | Reload
+ *      -> schedule.isDue? -> pass on the pass thread -> outputs.export(report) -> afterPass -> poll
+ * }</pre>
  */
 final class Worker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
-  /** A holder whose pidfd fired may linger as a zombie until its parent reaps it: look again. */
-  private static final long ZOMBIE_GIVE_UP_NANOS = Duration.ofSeconds(30).toNanos();
-  /** How long a stop waits for an exit reap under way to be told: a reap and its event take milliseconds. */
+  /** How long a stop waits for an exit pass under way to be told: a reap and its event take milliseconds. */
   private static final Duration EXIT_REPORT_WAIT = Duration.ofSeconds(2);
-  private static final int IDLE_WAIT_MS = 60_000;
-  /** The soonest a pass runs again for a segment leaving its grace: a bound on passes, whatever the clocks say. */
-
-  enum Request { SWEEP, HEARTBEAT, REDISCOVER, SUMMARY, RECONFIGURE }
 
   private final Engine engine;
-  private Rediscovery rediscovery;
-  private final MountWatches mounts;
-  private final ExitWatches exits;
-  private final Poll poll;
+  /** inotify on the mounts, pidfds on the holders, and the wake for requests: one poll. */
+  private final Watches watches;
   /** Told every report: journald, metrics, the advice socket and file, systemd's status, ... */
   private final Outputs outputs;
   private final ServiceNotifier notifier;
   private final long settleNanos;
   /** The engine's planner, asked here only for the journal summary between passes. */
   private final Planner planner;
-  /** When the next full pass is due: every timing rule of this loop (settling, the budget, the exit path's follow-up). */
+  /** Every timing rule of this loop: when the next full pass is due. */
   private final PassSchedule schedule;
   private final PassThread passThread;
-  /** Between sweeps: a statvfs per mount that only says whether a full pass is due now. */
+  private final WorkQueue queue;
   private final Heartbeat heartbeat = Heartbeat.system();
-  private final java.util.concurrent.atomic.AtomicLong heartbeats = new java.util.concurrent.atomic.AtomicLong();
-  /** Reaps what a holder left as its pidfd fires, before the full pass its exit brings. */
-  private ExitReaps exitReaps = ExitReaps.NONE;
-  private final Set<Request> requests = EnumSet.noneOf(Request.class);
+  private final Zombies zombies = new Zombies();
+  private final CoverageLog coverage = new CoverageLog();
   private final CountDownLatch done = new CountDownLatch(1);
-  private final Map<Integer, Long> zombies = new HashMap<>(); // pid -> first seen exited
-  private final List<CompletableFuture<PassReport>> waiters = new ArrayList<>();
-  /** A reloaded configuration's settings, waiting for the worker to apply them between passes. */
-  private Reconfiguration reconfiguration;
+  private Rediscovery rediscovery;
+  /** A holder's exit as an engine pass of its own, told at once; run inside a full pass too. */
+  private final ExitReaps exitReaps;
+  /** Root's dry runs, remounts and sizings, and a reload's settings: on the pass thread, told, answered. */
+  private final AskedWork asked;
+  private Set<Dev> knownMounts = new HashSet<>();
   /** Said after the status line while it holds (a rejected reload), "" for nothing. */
   private volatile String note = "";
   private volatile boolean stopping;
   private volatile boolean failed;
   private volatile boolean ready;
-  private volatile DaemonStatus status = new DaemonStatus(0, 0, 0, 0, 0, 0, null, -1);
-  private Set<Dev> knownMounts = new HashSet<>();
-  /** What {@link #logCoverage} last said at info, in short; null when everything was examined. */
-  private String coverageLogged;
-
-  /** Looks for the current set of mounts without a full pass. */
-  interface Rediscovery {
-    Set<Dev> mounts();
-
-    /** True, once, when a container ended on a mount that is still there (see MountChanges.containerEnded). */
-    default boolean containerEnded() {
-      return false;
-    }
-  }
+  private volatile DaemonStatus status = DaemonStatus.START;
 
   /**
    * @param outputs told every report; systemd's status line and, in a dry run, the verdicts' log
    *     lines are added to them here
    */
-  Worker(Engine engine, Rediscovery rediscovery, MountWatches mounts, ExitWatches exits, Poll poll, Outputs outputs,
-      ServiceNotifier notifier, Duration settle, Planner planner, Duration passDeadline) {
+  Worker(Engine engine, Rediscovery rediscovery, Watches watches, Outputs outputs, ServiceNotifier notifier,
+      Duration settle, Planner planner, Duration passDeadline) {
     this.engine = engine;
     this.rediscovery = rediscovery;
-    this.mounts = mounts;
-    this.exits = exits;
-    this.poll = poll;
+    this.watches = watches;
+    this.queue = new WorkQueue(watches::wake);
     this.outputs = outputs;
     this.notifier = notifier;
     this.settleNanos = settle.toNanos();
     this.schedule = new PassSchedule(settleNanos);
     this.planner = planner;
     this.passThread = new PassThread(passDeadline, outputs.sink(), notifier);
+    this.exitReaps = new ExitReaps(engine, outputs, () -> status.last());
+    this.asked = new AskedWork(engine, outputs, passThread, () -> stopping, this::pingWatchdog);
+    engine.yieldingTo(exitReaps::between); // a full pass yields to an exit between mounts and processes
     outputs.add(new DryRunVerdicts()).add(new StatusOutput(notifier, this::ready, this::statusLine));
   }
 
-  static Rediscovery rediscovery(MountDiscovery discovery, boolean auto, List<String> configured) {
-    return () -> {
-      Set<Dev> devs = new HashSet<>();
-      discovery.discover(auto, configured).mounts().forEach(m -> devs.add(m.dev()));
-      return devs;
-    };
+  /** Asks for work from any thread (the schedules, the socket); the worker does it on its own thread. */
+  void offer(WorkRequest r) {
+    queue.offer(r);
   }
 
-  /** The exit path (set before the worker runs). */
-  void exitPath(ExitReaps reaps) {
-    reaps.reportTo(outputs);
-    exitReaps = reaps;
+  /** Asks for work; the future completes with its answer, after the outputs were told its report. */
+  <T> CompletableFuture<T> ask(WorkRequest.Asked<T> r) {
+    return queue.ask(r);
   }
-
-  /** Asks for work from another thread (the schedules, the socket); the worker does it on its own thread. */
-  void request(Request r) {
-    synchronized (requests) {
-      requests.add(r);
-    }
-    poll.wake();
-  }
-
-  /**
-   * New settings from a reloaded configuration: {@code onPassThread} swaps them in on the pass
-   * thread between two passes (the engine's and the planner's), then this worker looks for mounts
-   * with {@code newRediscovery} and runs a full pass. The future completes once they are in
-   * place; exceptionally if the daemon stops first.
-   */
-  CompletableFuture<Void> reconfigure(Runnable onPassThread, Rediscovery newRediscovery) {
-    Reconfiguration r = new Reconfiguration(onPassThread, newRediscovery, new CompletableFuture<>());
-    synchronized (requests) {
-      if (reconfiguration != null) {
-        reconfiguration.done().completeExceptionally(new IllegalStateException("a newer reload replaced it"));
-      }
-      reconfiguration = r;
-    }
-    request(Request.RECONFIGURE);
-    return r.done();
-  }
-
-  private record Reconfiguration(Runnable onPassThread, Rediscovery rediscovery, CompletableFuture<Void> done) {}
 
   /** Said after the status line (STATUS=) until replaced; "" for nothing. */
   void note(String text) {
@@ -178,88 +118,32 @@ final class Worker implements Runnable {
     return status.line() + note;
   }
 
-  /** A full pass on the worker thread as soon as it can run, and its report (told to every output first). */
-  CompletableFuture<PassReport> passNow() {
-    CompletableFuture<PassReport> f = new CompletableFuture<>();
-    synchronized (waiters) {
-      waiters.add(f);
-    }
-    request(Request.SWEEP);
-    return f;
+  DaemonStatus status() {
+    return status;
   }
 
-  /** A pass that reaps nothing, on the pass thread (after any pass running there), and its result. */
-  CompletableFuture<PassReport> dryRunNow() {
-    return passThread.submit(() -> engine.clean(true));
-  }
-
-  /**
-   * Root's remount: {@code mount} grown to {@code sizeBytes} (null: the configured target) on the
-   * pass thread, after any pass running there, as the remount policy allows; its report (the
-   * outcome and its alert) is told to every output, then completes the future. Null in the
-   * future when the daemon has no remounter. A request still waiting after {@code within} (a pass
-   * stuck in the kernel held the thread, and the caller was told it failed) is dropped, never
-   * carried out late.
-   */
-  CompletableFuture<PassReport> remountNow(ShmMount mount, Long sizeBytes, String trigger, Duration within) {
-    long deadline = System.nanoTime() + within.toNanos();
-    return passThread.submit(() -> {
-      if (System.nanoTime() - deadline > 0) {
-        LOG.warn("not remounting {} ({}): the request waited over {} s for a pass to end", mount.displayName(), trigger,
-            within.toSeconds());
-        throw new IllegalStateException("the request waited too long");
-      }
-      PassReport r = engine.remount(mount, sizeBytes, trigger);
-      if (r != null) {
-        outputs.export(r);
-      }
-      return r;
-    });
-  }
-
-  /**
-   * Root's PREPARE (a starting container's OCI hook): {@code sizer} sizes its /dev/shm on the pass
-   * thread, between passes, and the outputs are told the remount outcome it came to before the
-   * caller is answered. Dropped, as {@link #remountNow}, if it waited longer than {@code within}.
-   */
-  CompletableFuture<ContainerShmSizer.Outcome> prepareNow(ContainerShmSizer sizer, ContainerStart start, Duration within) {
-    long deadline = System.nanoTime() + within.toNanos();
-    return passThread.submit(() -> {
-      if (System.nanoTime() - deadline > 0) {
-        LOG.warn("not sizing container {}'s /dev/shm: the request waited over {} s for a pass to end", start.shortId(),
-            within.toSeconds());
-        throw new IllegalStateException("the request waited too long");
-      }
-      ContainerShmSizer.Outcome o = sizer.size(start);
-      if (o.remount() != null) {
-        outputs.export(PassReport.between(List.of(o.remount()), List.of(OutcomeAlerts.remounted(o.remount()))));
-      }
-      return o;
-    });
+  /** How many heartbeats ran since start. */
+  long heartbeats() {
+    return heartbeat.beats();
   }
 
   void stop() {
     stopping = true;
-    poll.wake();
+    watches.wake();
   }
 
   /** Releases the watches of a worker whose loop never ran. */
   void abandon() {
-    exits.close();
-    mounts.close();
+    watches.close();
   }
 
   boolean awaitStopped(Duration d) throws InterruptedException {
-    return done.await(d.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    return done.await(d.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   /** True when the loop ended on an error rather than a stop request. */
   boolean failed() {
     return failed;
-  }
-
-  DaemonStatus status() {
-    return status;
   }
 
   @Override
@@ -269,95 +153,42 @@ final class Worker implements Runnable {
       if (!stopping) {
         notifier.ready(statusLine());
         ready = true;
-        org.shmguard.nativ.NativeHeap.trim(); // what starting freed goes back to the kernel
+        NativeHeap.trim(); // what starting freed goes back to the kernel
       }
       while (!stopping) {
         waitAndHandle();
       }
-      LOG.info("shmguard stopping: asked to stop; {}", doneSoFar());
+      LOG.info("shmguard stopping: asked to stop; {}", status.doneSoFar(engine.dryRun()));
     } catch (IOException | RuntimeException e) {
       failed = true;
       LOG.error("the worker loop failed: {}", e.toString(), e);
-      LOG.error("shmguard stopping on an error; {}", doneSoFar());
+      LOG.error("shmguard stopping on an error; {}", status.doneSoFar(engine.dryRun()));
     } finally {
       exitReaps.finish(EXIT_REPORT_WAIT); // a reap under way is in the journal before the stop
       passThread.close();
-      failWaiters(new IllegalStateException("the daemon is stopping"));
-      synchronized (requests) {
-        if (reconfiguration != null) {
-          reconfiguration.done().completeExceptionally(new IllegalStateException("the daemon is stopping"));
-        }
-      }
+      queue.close();
       notifier.stopping();
-      exits.close();
-      mounts.close();
+      watches.close();
       LOG.info("shmguard stopped");
       done.countDown();
     }
   }
 
-  /** "12 passes, 3 segments reaped since start": the stop line's account. */
-  private String doneSoFar() {
-    DaemonStatus st = status;
-    return org.shmguard.text.Counts.of(st.passes(), "pass") + ", " + org.shmguard.text.Counts.of(st.reaped(), "segment")
-        + " reaped since start" + (engine.dryRun() ? " (dry run: nothing unlinked)" : "");
-  }
-
+  /** One turn of the loop: wait until something happens or is due, take the requests, run what is due. */
   private void waitAndHandle() throws IOException {
-    int[][] holders = exits.snapshot();
-    int[] fds = new int[holders[1].length + 1];
-    fds[0] = mounts.fd();
-    System.arraycopy(holders[1], 0, fds, 1, holders[1].length);
-    BitSet ready = poll.await(fds, timeoutMs(System.nanoTime()));
+    Watches.Woken woken = watches.await(Watches.timeoutMs(schedule.waitNanos(System.nanoTime()), notifier.watchdogPeriod()));
     long now = System.nanoTime();
-    if (ready.get(0)) {
-      MountWatches.Drained d = mounts.drain();
-      if (d.events() > 0) {
-        schedule.mountEvents(now);
-      }
+    if (woken.mountEvents()) {
+      schedule.mountEvents(now);
     }
-    int[] exited = new int[holders[0].length];
-    int exitedCount = 0;
-    for (int i = 0; i < holders[0].length; i++) {
-      if (ready.get(i + 1)) {
-        int pid = holders[0][i];
-        exited[exitedCount++] = pid;
-        exits.exited(pid);
-        zombies.putIfAbsent(pid, now);
-        LOG.debug("holder {} exited", pid);
-      }
+    for (int pid : woken.exited()) {
+      zombies.exited(pid, now);
     }
-    if (exitedCount > 0) { // the exit path first; the full pass at once only if it left something
-      int[] pids = java.util.Arrays.copyOf(exited, exitedCount);
-      ExitReaps.Done done = exitReaps.mayRun(now) ? passThread.run(() -> exitReaps.reap(status.last(), engine.policy(),
-          pids, engine.dryRun()), () -> stopping, this::pingWatchdog) : null;
-      if (done != null && done.reaped() > 0) {
-        DaemonStatus st = status;
-        status = new DaemonStatus(st.passes(), st.reaped() + done.reaped(), st.overflows(), st.watchedMounts(),
-            st.watchedHolders(), st.lastPassNanos(), st.last(), st.residentBytes());
-      }
-      if (done != null && done.complete()) {
-        schedule.exitHandled(System.nanoTime());
-      } else {
-        schedule.exitLeftWork(now); // a death needs no settling: reap what it left at once
-      }
+    if (woken.exited().length > 0) {
+      queue.offer(new WorkRequest.Exit(woken.exited()));
     }
-    for (Request r : takeRequests()) {
-      switch (r) {
-        case SWEEP -> schedule.request(now);
-        case HEARTBEAT -> heartbeat(now);
-        case REDISCOVER -> {
-          // discovery reads every namespace's mounts: off this thread, as a pass is
-          Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping, this::pingWatchdog);
-          if (found != null && (!found.equals(knownMounts) || rediscovery.containerEnded())) {
-            // new or gone mounts; or a pod's volume whose container ended: a full pass, with its mounts
-            // found afresh, judges whether every writer of it has exited (WritersGone) before the next sweep
-            schedule.request(now);
-          }
-        }
-        case SUMMARY -> summary();
-        case RECONFIGURE -> reconfigureNow(now);
-      }
+    for (WorkRequest r : queue.take(now)) {
+      handle(r, now);
     }
     if (schedule.isDue(System.nanoTime())) {
       passSafely();
@@ -365,12 +196,63 @@ final class Worker implements Runnable {
     pingWatchdog();
   }
 
+  /** Carries out one request; what reads or changes the host runs on the pass thread. */
+  private void handle(WorkRequest r, long now) {
+    if (r instanceof WorkRequest.Exit e) {
+      exitPass(e.pids(), now);
+    } else if (r instanceof WorkRequest.Trigger t) {
+      switch (t) {
+        case SWEEP -> schedule.request(now);
+        case HEARTBEAT -> heartbeat(now);
+        case REDISCOVER -> rediscover(now);
+        case SUMMARY -> summary();
+      }
+    } else if (r instanceof WorkRequest.FullPass) {
+      schedule.request(now); // its answer waits in the queue for the pass
+    } else if (r instanceof WorkRequest.Asked<?> a && asked.carryOut(a) && a instanceof WorkRequest.Reload l) {
+      rediscovery = l.rediscovery(); // the new settings are in place: mounts looked for with them, and a pass
+      schedule.request(now);
+    }
+  }
+
+  /** The exit pass for {@code pids} on the pass thread (its report told there), then the schedule told. */
+  private void exitPass(int[] pids, long now) {
+    exited(passThread.run(() -> exitReaps.run(pids, now), () -> stopping, this::pingWatchdog), now);
+  }
+
+  /** An exit pass ended ({@code e}; null: it did not run): the full pass it brings waits for quiet, or comes at once. */
+  private void exited(Engine.Exit e, long at) {
+    if (e != null) {
+      status = status.plusReaped(e.reaped());
+    }
+    if (e != null && e.complete()) {
+      schedule.exitHandled(System.nanoTime());
+    } else {
+      schedule.exitLeftWork(at); // a death needs no settling: reap what it left at once
+    }
+  }
+
   /**
-   * The heartbeat: a statvfs of each mount the last full pass measured, on the pass thread (a path
-   * walk, as a pass's, that the kernel may hold), after any pass running there. A change beyond
-   * its thresholds makes a full pass due as an event does (settled, and spaced by the pass budget
-   * if passes run back to back); it never reaps, and it is not a pass: the status, the probes and
-   * CHECK still count full passes only.
+   * The exit passes that ran inside the full pass that just ended: their pids forgotten, each
+   * accounted as above. Returns the time they took, which is theirs (their own budget), not the pass's.
+   */
+  private long yieldedExits() {
+    long took = 0;
+    for (ExitReaps.Yielded y : exitReaps.yielded()) {
+      watches.exited(y.pids());
+      for (int pid : y.pids()) {
+        zombies.exited(pid, y.at());
+      }
+      exited(y.exit(), y.at());
+      took += y.tookNanos();
+    }
+    return took;
+  }
+
+  /**
+   * The heartbeat: a statvfs of each mount the last full pass measured, on the pass thread. A
+   * change beyond its thresholds makes a full pass due as an event does; it never reaps, and it is
+   * not a pass: the status, the probes and CHECK count full passes only.
    */
   private void heartbeat(long now) {
     Judgement last = status.last();
@@ -378,39 +260,76 @@ final class Worker implements Runnable {
       String w = heartbeat.changeSince(last);
       return w == null ? "" : w;
     }, () -> stopping, this::pingWatchdog);
-    heartbeats.incrementAndGet();
     if (why != null && !why.isEmpty()) {
       LOG.debug("heartbeat: {} since the last full pass; a full pass now", why);
       schedule.event(now);
     }
   }
 
-  /** How many heartbeats ran since start. */
-  long heartbeats() {
-    return heartbeats.get();
+  /** Discovery reads every namespace's mounts, on the pass thread; a full pass if they changed. */
+  private void rediscover(long now) {
+    Set<Dev> found = passThread.run(rediscovery::mounts, () -> stopping, this::pingWatchdog);
+    if (found != null && (!found.equals(knownMounts) || rediscovery.containerEnded())) {
+      // new or gone mounts, or a pod's volume whose container ended: a full pass with its mounts
+      // found afresh judges whether every writer of it has exited (WritersGone) before the next sweep
+      schedule.request(now);
+    }
   }
 
-  /** Swaps a reload's settings in on the pass thread (after any pass running there), then asks for a full pass. */
-  private void reconfigureNow(long now) {
-    Reconfiguration r;
-    synchronized (requests) {
-      r = reconfiguration;
-      reconfiguration = null;
+  private void summary() {
+    Judgement j = status.last();
+    if (j != null) {
+      outputs.export(PassReport.between(List.of(), planner.summary(j, status.reaped())));
     }
-    if (r == null) {
-      return;
+  }
+
+  private void passSafely() {
+    boolean rediscover = schedule.passStarts();
+    List<WorkRequest.Answer<PassReport>> served = queue.passStarts();
+    int[][] holders = watches.holders();
+    exitReaps.watching(holders[0], holders[1]);
+    try {
+      // observe, judge, plan, the plan's reap at once after the judgement, its remounts: all on the pass thread
+      PassReport report = passThread.run(() -> engine.pass(false, !rediscover), () -> stopping, this::pingWatchdog);
+      // before the watches are synced: a pid whose exit was seen is watched afresh if still listed
+      long yieldedNanos = yieldedExits();
+      if (report == null) {
+        served.forEach(a -> a.fail(new IllegalStateException(WorkQueue.STOPPING)));
+        return;
+      }
+      afterPass(report, yieldedNanos);
+      outputs.export(report);
+      served.forEach(a -> a.complete(report));
+    } catch (RuntimeException e) {
+      yieldedExits();
+      served.forEach(a -> a.fail(e));
+      LOG.error("a pass failed ({}); the next trigger or sweep tries again", e.toString(), e);
     }
-    Boolean applied = passThread.run(() -> {
-      r.onPassThread().run();
-      return Boolean.TRUE;
-    }, () -> stopping, this::pingWatchdog);
-    if (applied == null) {
-      r.done().completeExceptionally(new IllegalStateException("the daemon is stopping"));
-      return;
+  }
+
+  /**
+   * What a full pass changes in this loop: the schedule, the watches, the zombies, the status.
+   * {@code yieldedNanos}, the exit passes run inside it, is not charged to the passes' budget.
+   */
+  private void afterPass(PassReport report, long yieldedNanos) {
+    Judgement j = report.judgement();
+    j.snapshot().warnings().forEach(w -> LOG.debug("{}", w));
+    knownMounts = j.snapshot().mounts().stream().map(ShmMount::dev).collect(Collectors.toSet());
+    long took = report.took().toNanos();
+    // more files than one pass examines, and this one made room: the next batch at once
+    boolean more = report.outcomes().stream().anyMatch(o -> o.result() == ReapOutcome.Result.REAPED)
+        && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0);
+    schedule.passEnded(System.nanoTime(), Math.max(0, took - yieldedNanos), more, report.plan().lookAgainIn());
+    coverage.after(j.snapshot());
+    if (watches.sync(j)) {
+      schedule.event(System.nanoTime() - settleNanos); // changed before its watch existed: look once more
     }
-    rediscovery = r.rediscovery();
-    schedule.request(now);
-    r.done().complete(null);
+    long now = System.nanoTime();
+    schedule.zombies(now, zombies.afterPass(j.snapshot()::isAlive, now));
+    status = status.afterPass(report, watches.overflows(), watches.mounts(), watches.holderCount(),
+        SelfMemory.residentBytes());
+    LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
+        status.line());
   }
 
   /** WATCHDOG=1 when due, once READY=1 was sent: from this loop, and while it waits for a pass that is on time. */
@@ -419,157 +338,5 @@ final class Worker implements Runnable {
     if (ready && notifier.watchdogDue(now)) {
       notifier.watchdog(now);
     }
-  }
-
-  /** How long to wait in poll: until the schedule's next deadline or the watchdog's, at most a minute. */
-  private int timeoutMs(long now) {
-    long wait = schedule.waitNanos(now);
-    Duration wd = notifier.watchdogPeriod();
-    if (wd != null) {
-      wait = Math.min(wait, wd.toNanos());
-    }
-    if (wait == Long.MAX_VALUE) {
-      return IDLE_WAIT_MS;
-    }
-    return (int) Math.max(0, Math.min(IDLE_WAIT_MS, (wait + 999_999) / 1_000_000));
-  }
-
-  private Set<Request> takeRequests() {
-    synchronized (requests) {
-      Set<Request> taken = requests.isEmpty() ? Set.of() : EnumSet.copyOf(requests);
-      requests.clear();
-      return taken;
-    }
-  }
-
-  private void passSafely() {
-    boolean rediscover = schedule.passStarts();
-    try {
-      pass(rediscover);
-    } catch (RuntimeException e) {
-      LOG.error("a pass failed ({}); the next trigger or sweep tries again", e.toString(), e);
-    }
-  }
-
-  private void pass(boolean rediscover) {
-    List<CompletableFuture<PassReport>> served;
-    synchronized (waiters) {
-      served = new ArrayList<>(waiters);
-      waiters.clear();
-    }
-    PassReport report;
-    try {
-      boolean sameMounts = !rediscover;
-      // observe, judge, plan, the plan's reap at once after the judgement, its remounts: all on the pass thread
-      report = passThread.run(() -> engine.pass(false, sameMounts), () -> stopping, this::pingWatchdog);
-    } catch (RuntimeException e) {
-      served.forEach(f -> f.completeExceptionally(e));
-      throw e;
-    }
-    if (report == null) {
-      served.forEach(f -> f.completeExceptionally(new IllegalStateException("the daemon is stopping")));
-      return;
-    }
-    Plan plan = report.plan();
-    long took = report.took().toNanos();
-    Judgement j = report.judgement();
-    for (String w : j.snapshot().warnings()) {
-      LOG.debug("{}", w);
-    }
-    knownMounts = j.snapshot().mounts().stream().map(ShmMount::dev).collect(Collectors.toSet());
-    long reapedNow = report.outcomes().stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).count();
-    long end = System.nanoTime();
-    // more files than one pass examines, and this one made room: the next batch at once
-    boolean more = reapedNow > 0 && j.snapshot().contents().stream().anyMatch(c -> c.unexamined() > 0);
-    schedule.passEnded(end, took, more, plan.lookAgainIn());
-    logCoverage(j);
-    // Only mounts it may act in: a change in a mount shmguard only reports needs no pass (it is
-    // not listed), and a user churning files in their own tmpfs cannot drive passes.
-    if (mounts.sync(j.snapshot().mounts().stream().filter(ShmMount::mayAct).toList())) {
-      schedule.event(System.nanoTime() - settleNanos); // files created before a new watch existed: look once more
-    }
-    if (exits.sync(heldByWatchedPids(j))) {
-      schedule.event(System.nanoTime() - settleNanos);
-    }
-    trackZombies(j);
-    DaemonStatus before = status;
-    status = new DaemonStatus(before.passes() + 1, before.reaped() + reapedNow, mounts.overflows(), mounts.size(),
-        exits.size(), took, j, SelfMemory.residentBytes());
-    LOG.debug("pass {} took {} ms: {} processes, {}", status.passes(), took / 1_000_000, j.snapshot().processesScanned(),
-        status.line());
-    outputs.export(report);
-    served.forEach(f -> f.complete(report));
-  }
-
-  /**
-   * What the pass did not examine, at info when what is left out changes (files beyond the
-   * shares, how many report-only mounts, how many namespaces beyond the limit), else at debug:
-   * one line for an operator, not one per pass while a crowded mount drains.
-   */
-  private void logCoverage(Judgement j) {
-    var snap = j.snapshot();
-    long unexamined = snap.contents().stream().mapToLong(c -> c.unexamined()).sum();
-    String line = snap.notExamined();
-    String key = (unexamined > 0) + "/" + snap.coverage().reportOnlyMounts() + "/" + snap.coverage().namespacesLeftOut();
-    if (line != null && !key.equals(coverageLogged)) {
-      LOG.info("not examined in this pass: {}", line);
-    } else if (line != null) {
-      LOG.debug("not examined in this pass: {}", line);
-    } else if (coverageLogged != null && !coverageLogged.equals(key)) {
-      LOG.info("every mount found is examined again");
-    }
-    coverageLogged = line == null ? null : key;
-  }
-
-  private void failWaiters(RuntimeException why) {
-    synchronized (waiters) {
-      waiters.forEach(f -> f.completeExceptionally(why));
-      waiters.clear();
-    }
-  }
-
-  /**
-   * Holders of visible segments that a pattern lets shmguard reap, and the torch_shm_managers
-   * waiting files wait on: the exits worth waiting for.
-   */
-  private static Map<Integer, ProcessInfo> heldByWatchedPids(Judgement j) {
-    Map<Integer, ProcessInfo> pids = new HashMap<>();
-    boolean waiting = false;
-    for (Assessment a : j.segments()) {
-      waiting |= a.verdict() == Verdict.WAITING;
-      if (a.verdict() == Verdict.HELD) {
-        for (var h : a.holders()) {
-          ProcessInfo info = j.snapshot().processes().get(h.pid());
-          if (info != null) {
-            pids.putIfAbsent(h.pid(), info);
-          }
-        }
-      }
-    }
-    if (waiting) {
-      // A waiting file's job ends when its manager exits (its last client gone, or SIGKILLed with
-      // them): its files are judged again at once, not at the next sweep.
-      for (var m : j.snapshot().torchManagers().managers()) {
-        if (m.clients() > 0 && m.startTicks() >= 0) {
-          pids.putIfAbsent(m.hostPid(), new ProcessInfo(m.hostPid(), "torch_shm_manag", m.uid(), null, null, m.startTicks()));
-        }
-      }
-    }
-    return pids;
-  }
-
-  /** Exited holders still listed in /proc (zombies) get another pass soon, with backoff (the schedule's). */
-  private void trackZombies(Judgement j) {
-    long now = System.nanoTime();
-    zombies.entrySet().removeIf(e -> !j.snapshot().isAlive(e.getKey()) || now - e.getValue() > ZOMBIE_GIVE_UP_NANOS);
-    schedule.zombies(now, !zombies.isEmpty());
-  }
-
-  private void summary() {
-    Judgement j = status.last();
-    if (j == null) {
-      return;
-    }
-    outputs.export(PassReport.between(List.of(), planner.summary(j, status.reaped())));
   }
 }

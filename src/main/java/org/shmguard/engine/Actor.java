@@ -19,6 +19,16 @@ public interface Actor {
   List<ReapOutcome> reap(Action.Reap reap);
 
   /**
+   * Carries out an exit pass's reap ({@link Engine#exitPass}): the same checks, in the same order,
+   * except that the confirming pass reads every fd table and no maps (each mapping of a file
+   * refuses the write lease, the last check). An act stage without a lighter pass confirms as for
+   * {@link #reap}, which is never less safe.
+   */
+  default List<ReapOutcome> reapOnExit(Action.Reap reap) {
+    return reap(reap);
+  }
+
+  /**
    * Grows {@code mount} to {@code sizeBytes}, or (null) the configured target, as the remount
    * policy allows; null when this act stage does not remount (a daemon started without a remounter).
    */

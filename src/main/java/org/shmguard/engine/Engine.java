@@ -9,10 +9,12 @@ import org.shmguard.config.Config;
 import org.shmguard.host.HostPaths;
 import org.shmguard.host.PathWalks;
 import org.shmguard.host.Observer;
+import org.shmguard.host.ProcessExits;
 import org.shmguard.host.SegmentLister;
 import org.shmguard.model.ShmMount;
 import org.shmguard.model.Snapshot;
 import org.shmguard.policy.Action;
+import org.shmguard.policy.ExitVerdict;
 import org.shmguard.policy.HolderHistory;
 import org.shmguard.policy.Judge;
 import org.shmguard.policy.Judgement;
@@ -21,6 +23,7 @@ import org.shmguard.policy.Plan;
 import org.shmguard.policy.Planner;
 import org.shmguard.policy.ReapPolicy;
 import org.shmguard.policy.RememberedHolders;
+import org.shmguard.host.HolderScanner;
 import org.shmguard.remedy.HolderConfirmer;
 import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.remedy.Reaper;
@@ -35,12 +38,16 @@ import org.slf4j.LoggerFactory;
  * (nothing between the judgement and the reap), then the rest of the plan, and returns one
  * {@link PassReport}. It is built with its planner and its {@link Actor}; it keeps the holder
  * history between passes, so a long-lived engine reaps a segment as soon as its last holder exits.
+ * A holder's exit is a pass of its own, {@link #exitPass}: no listing and no /proc pass of its
+ * own, the files {@link ExitVerdict} decides from the last full pass's judgement, reaped by the
+ * same {@link Actor} ({@link Actor#reapOnExit}), and a report of its own.
  *
  * <pre>{@code
  * Engine engine = Engine.create(config, HostPaths.system());             // reaps only: clean
  * PassReport report = engine.clean(false);
  * Engine daemons = Engine.create(config, paths, planner, remounter);      // the daemon's whole plan
  * PassReport pass = daemons.pass(false, false);
+ * Engine.Exit exit = daemons.exitPass(pass.judgement(), new int[] {pid});   // its pidfd fired
  * }</pre>
  */
 public final class Engine {
@@ -56,8 +63,13 @@ public final class Engine {
   private volatile HolderHistory history = HolderHistory.empty();
   /** What a daemon before a restart saw hold which file: admitted at the next judgement, then dropped. */
   private RememberedHolders remembered;
+  /** Whether a process a judgement saw has gone since: the exit pass's proof, by pid and start time. */
+  private final ProcessExits exits;
+  /** Run between mounts and every few processes of a pass's observation: the daemon's exit passes. */
+  private volatile Runnable between = () -> { };
 
-  Engine(Observer observer, Actor actor, ReapPolicy policy, boolean dryRun, Planner planner) {
+  Engine(Observer observer, Actor actor, ReapPolicy policy, boolean dryRun, Planner planner, ProcessExits exits) {
+    this.exits = exits;
     this.observer = observer;
     this.actor = actor;
     this.policy = policy;
@@ -72,8 +84,8 @@ public final class Engine {
 
   public static Engine create(Config config, HostPaths paths, Clock clock) {
     Observer observer = observer(config, paths, clock);
-    return new Engine(observer, new Acts(reaper(observer, paths), null), config.reap().policy(), config.reap().dryRun(),
-        null);
+    return new Engine(observer, acts(observer, paths, null), config.reap().policy(), config.reap().dryRun(), null,
+        new ProcessExits(paths));
   }
 
   /**
@@ -83,13 +95,13 @@ public final class Engine {
    */
   public static Engine create(Config config, HostPaths paths, Planner planner, Remounter remounter) {
     Observer observer = observer(config, paths, Clock.systemUTC());
-    return new Engine(observer, new Acts(reaper(observer, paths), remounter), config.reap().policy(),
-        config.reap().dryRun(), planner);
+    return new Engine(observer, acts(observer, paths, remounter), config.reap().policy(), config.reap().dryRun(), planner,
+        new ProcessExits(paths));
   }
 
   /** This engine's settings with another planner and act stage (tests: an act stage that records). */
   public synchronized Engine with(Planner newPlanner, Actor newActor) {
-    return new Engine(observer, newActor, policy, dryRun, newPlanner);
+    return new Engine(observer, newActor, policy, dryRun, newPlanner, exits);
   }
 
   private static Observer observer(Config config, HostPaths paths, Clock clock) {
@@ -100,8 +112,11 @@ public final class Engine {
         .lookingUpTorchManagers(config.reap().policy().families()::registeredWithTorchManager);
   }
 
-  private static Reaper reaper(Observer observer, HostPaths paths) {
-    return new Reaper(HolderConfirmer.of(observer.holderScanner()), paths);
+  /** The act stage: a full pass's reaper (its confirming pass reads maps and fds), the exit pass's (fd tables only). */
+  private static Acts acts(Observer observer, HostPaths paths, Remounter remounter) {
+    HolderScanner scanner = observer.holderScanner();
+    return new Acts(new Reaper(HolderConfirmer.of(scanner), paths), new Reaper(HolderConfirmer.fdTables(scanner), paths),
+        remounter);
   }
 
   /**
@@ -120,7 +135,7 @@ public final class Engine {
   }
 
   private Judgement judge(boolean sameMounts) {
-    Snapshot snap = observer.observe(sameMounts);
+    Snapshot snap = observer.observe(sameMounts, between);
     if (remembered != null) {
       history = remembered.admit(snap, history);
       remembered = null;
@@ -179,6 +194,61 @@ public final class Engine {
     List<Alert> alerts = planning == null ? List.of()
         : planning.alerts(j, plan, outcomes, remounts, PathWalks.shared().stuckPaths());
     return new PassReport(j, plan, outcomes, remounts, alerts, dry, Duration.ofNanos(System.nanoTime() - started));
+  }
+
+  /**
+   * A holder's exit as a pass of its own: of the files the processes {@code exited} held in
+   * {@code last} (the last full pass's judgement), those {@link ExitVerdict} finds leaked, reaped
+   * at once through {@link Actor#reapOnExit} (the identity re-check, a confirming read of every fd
+   * table, the write lease, the unlink), and a report of the reaps ({@link PassReport#exitPass}),
+   * for the caller to tell at once. Nothing in a dry run, or before a full pass. It lists nothing,
+   * reads no maps and judges nothing else: its cost grows with the processes' fd tables only.
+   */
+  public synchronized Exit exitPass(Judgement last, int[] exited) {
+    long started = System.nanoTime();
+    if (last == null || dryRun || exited.length == 0) {
+      return new Exit(List.of(), false, null);
+    }
+    ExitVerdict.Decision d = ExitVerdict.decide(last, exited, exits::gone, policy, java.time.Instant.now());
+    List<ReapOutcome> outcomes = d.leaked().isEmpty() ? List.of() : actor.reapOnExit(new Action.Reap(d.leaked(), false));
+    List<ReapOutcome> reaped = outcomes.stream().filter(o -> o.result() == ReapOutcome.Result.REAPED).toList();
+    for (ReapOutcome o : outcomes) {
+      if (o.result() != ReapOutcome.Result.REAPED) { // the full pass judges it again, and tells what it finds
+        LOG.debug("exit pass: {} left to the full pass ({}): {}", o.candidate().segment().displayName(),
+            o.result().label(), o.detail());
+      }
+    }
+    PassReport report = reaped.isEmpty() ? null : PassReport.exitPass(reaped,
+        reaped.stream().map(OutcomeAlerts::reaped).toList(), Duration.ofNanos(System.nanoTime() - started));
+    return new Exit(outcomes, !d.undecided() && reaped.size() == outcomes.size(), report);
+  }
+
+  /**
+   * What an exit pass did.
+   *
+   * @param outcomes one per file it tried to reap
+   * @param complete it did all there was for these exits (every file they held is reaped, or
+   *     still held by a live process): the full pass may wait until exits are quiet
+   * @param report its reaps as a report of their own ({@link PassReport.Kind#EXIT}), to tell at
+   *     once; null when it reaped nothing
+   */
+  public record Exit(List<ReapOutcome> outcomes, boolean complete, PassReport report) {
+    public Exit {
+      outcomes = List.copyOf(outcomes);
+    }
+
+    public long reaped() {
+      return report == null ? 0 : report.outcomes().size();
+    }
+  }
+
+  /**
+   * Runs {@code between} between two mounts' listings and every few processes of each pass's
+   * observation from now on (the daemon: exit passes that must not wait for a whole sweep). It
+   * never runs between the judgement and the reap.
+   */
+  public void yieldingTo(Runnable between) {
+    this.between = between;
   }
 
   /**

@@ -27,6 +27,9 @@ import org.shmguard.nativ.ProcCalls;
  * mount id says it is on a watched tmpfs.
  */
 public final class HolderScanner {
+  /** How many processes are read between two calls of a pass's {@code between}. */
+  static final int BETWEEN_EVERY = 32;
+  private static final Runnable NOTHING_BETWEEN = () -> { };
   private final HostPaths paths;
   /** The memfds' internal mount: {mnt_id, major, minor}; it lasts as long as the kernel runs. */
   private int[] memfdMount;
@@ -46,7 +49,12 @@ public final class HolderScanner {
    * keeps of such fds is bounded by the files listed, not by how many fds users open.
    */
   public HolderPass scan(Collection<Dev> devs, long[] inodes) {
-    return scan(devs, inodes, false);
+    return scan(devs, inodes, false, NOTHING_BETWEEN);
+  }
+
+  /** The same, calling {@code between} every {@link #BETWEEN_EVERY} processes (a full pass that yields to exits). */
+  public HolderPass scan(Collection<Dev> devs, long[] inodes, Runnable between) {
+    return scan(devs, inodes, false, between);
   }
 
   /**
@@ -55,10 +63,10 @@ public final class HolderScanner {
    * mapping of the file exists. An {@code O_PATH} fd, which the lease does not see, is found here.
    */
   public HolderPass scanFdTables(Collection<Dev> devs, long[] inodes) {
-    return scan(devs, inodes, true);
+    return scan(devs, inodes, true, NOTHING_BETWEEN);
   }
 
-  private HolderPass scan(Collection<Dev> devs, long[] inodes, boolean fdTablesOnly) {
+  private HolderPass scan(Collection<Dev> devs, long[] inodes, boolean fdTablesOnly, Runnable between) {
     long[] sortedInodes = inodes == null ? null : java.util.Arrays.stream(inodes).sorted().distinct().toArray();
     long[] wanted = encode(devs);
     HolderIndex.Builder index = HolderIndex.builder();
@@ -71,7 +79,9 @@ public final class HolderScanner {
       ProcessReader reader = new ProcessReader(proc, paths, wanted, sortedInodes, index, mountIds(proc, wanted), pids,
           fdTablesOnly);
       for (int pid : pids) {
-        processes++;
+        if (++processes % BETWEEN_EVERY == 0) {
+          between.run();
+        }
         if (wanted.length == 0) {
           live.set(pid);
           continue;

@@ -128,6 +128,16 @@ public final class Observer {
    * each mount's device is checked again when it is listed.
    */
   public Snapshot observe(boolean sameMounts) {
+    return observe(sameMounts, () -> { });
+  }
+
+  /**
+   * The same, calling {@code between} between two mounts' listings and every few processes of
+   * the /proc pass ({@link HolderScanner#scan(java.util.Collection, long[], Runnable)}): where the
+   * daemon's full pass lets a holder's exit be reaped without waiting for the whole pass. What
+   * {@code between} does must not depend on this snapshot, which is not finished.
+   */
+  public Snapshot observe(boolean sameMounts, Runnable between) {
     var takenAt = clock.instant();
     MountDiscovery.Result found = sameMounts && lastFound != null ? lastFound : discovery.discover(auto, configured);
     lastFound = found;
@@ -139,6 +149,7 @@ public final class Observer {
     Set<Dev> devs = new LinkedHashSet<>();
     ExamineBudget budget = new ExamineBudget(found.mounts(), lister.limit(), examineTotal);
     for (ShmMount m : budget.listed()) {
+      between.run();
       Reached reached;
       try {
         // One bounded walk per mount: opening its root and statvfs both walk its path, which may
@@ -181,7 +192,7 @@ public final class Observer {
         mounts.add(shown.get(m.dev()));
       }
     }
-    HolderPass pass = holders.scan(devs, segments.stream().mapToLong(Segment::ino).toArray());
+    HolderPass pass = holders.scan(devs, segments.stream().mapToLong(Segment::ino).toArray(), between);
     lastHolders = pass.index();
     Map<Integer, ProcessInfo> infos = new HashMap<>();
     for (int pid : pass.index().pids()) {

@@ -89,6 +89,37 @@ public final class Poll implements AutoCloseable {
     return ready;
   }
 
+  /**
+   * Which of {@code fds} are readable (or have hung up or failed) right now, without waiting and
+   * without this poller's wake: a look at pidfds from another thread than the one that waits.
+   */
+  public static BitSet readyNow(int[] fds) throws IOException {
+    BitSet ready = new BitSet(fds.length);
+    if (fds.length == 0) {
+      return ready;
+    }
+    Memory set = new Memory(8L * fds.length);
+    set.clear();
+    for (int i = 0; i < fds.length; i++) {
+      set.setInt(8L * i, fds[i]);
+      set.setShort(8L * i + 4, POLLIN);
+    }
+    try {
+      Lib.C.poll(set, fds.length, 0);
+    } catch (LastErrorException e) {
+      if (e.getErrorCode() == EINTR) {
+        return ready;
+      }
+      throw NativeErrors.io("poll", e);
+    }
+    for (int i = 0; i < fds.length; i++) {
+      if (set.getShort(8L * i + 6) != 0) {
+        ready.set(i);
+      }
+    }
+    return ready;
+  }
+
   /** Makes a current or the next {@link #await} return at once; safe from any thread. */
   public void wake() {
     if (closed) {

@@ -24,7 +24,8 @@ import org.shmguard.policy.family.SegmentFamily;
  * read of every fd table, the write lease, the mount check.
  *
  * <pre>{@code
- * Assessment leaked = ExitVerdict.leaked(held, judgement, gone, policy); // null: not on this path
+ * ExitVerdict.Decision d = ExitVerdict.decide(last, exitedPids, gone, policy, now); // the exit pass's reap
+ * Assessment leaked = ExitVerdict.leaked(held, judgement, gone, policy, now);       // one file; null: not on this path
  * }</pre>
  */
 public final class ExitVerdict {
@@ -33,6 +34,75 @@ public final class ExitVerdict {
       + " and the mappings left to the write lease";
 
   private ExitVerdict() {}
+
+  /**
+   * What an exit pass reaps and whether it decided everything.
+   *
+   * @param leaked the files to reap, each with its leaked verdict
+   * @param undecided some file every holder of which has gone, and whose holders' exits count, is
+   *     not decided here (a family, a blocker, a name rule): the full pass decides it at once
+   */
+  public record Decision(List<Assessment> leaked, boolean undecided) {
+    public Decision {
+      leaked = List.copyOf(leaked);
+    }
+  }
+
+  /**
+   * The exit pass's decision for the processes {@code exited} (pids whose pidfds fired), from
+   * {@code last}, the last full pass's judgement: among the files they held, those whose every
+   * holder has gone. A file only lookups and other users' readers held is not undecided: their
+   * exits prove nothing ({@link JobEvidence}), and the next full pass waits out its grace.
+   */
+  public static Decision decide(Judgement last, int[] exited, Predicate<ProcessInfo> gone, ReapPolicy policy,
+      Instant now) {
+    java.util.Map<Integer, Boolean> seen = new java.util.HashMap<>();
+    Predicate<ProcessInfo> isGone = p -> seen.computeIfAbsent(p.pid(), pid -> gone.test(p)); // each process read once
+    List<Assessment> found = new ArrayList<>();
+    boolean undecided = false;
+    for (Assessment a : last.segments()) {
+      if (!heldByOneOf(a, exited)) {
+        continue;
+      }
+      Assessment leaked = leaked(a, last, isGone, policy, now);
+      if (leaked != null) {
+        found.add(leaked);
+      } else if (allGone(a, last, isGone) && anyCounts(a, last)) {
+        undecided = true;
+      }
+    }
+    return new Decision(found, undecided);
+  }
+
+  private static boolean allGone(Assessment a, Judgement last, Predicate<ProcessInfo> gone) {
+    for (HolderRef h : a.holders()) {
+      ProcessInfo p = last.snapshot().processes().get(h.pid());
+      if (p == null || !gone.test(p)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean anyCounts(Assessment a, Judgement last) {
+    for (HolderRef h : a.holders()) {
+      if (JobEvidence.holderCounts(h, last.snapshot().processes().get(h.pid()), a.segment())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean heldByOneOf(Assessment a, int[] pids) {
+    for (HolderRef h : a.holders()) {
+      for (int pid : pids) {
+        if (h.pid() == pid) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
 
   /**
    * The leaked verdict for {@code held}, or null when this path does not decide it.

@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.shmguard.engine.Engine;
+import org.shmguard.engine.PassReport;
+import org.shmguard.nativ.Pidfd;
 import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Judgement;
 import org.shmguard.policy.Verdict;
@@ -26,7 +28,7 @@ import org.shmguard.testing.TestConfig;
 import org.shmguard.testing.TmpfsMount;
 
 /**
- * The exit path (ExitReaps) and its safety, on real processes and a real tmpfs: a file judged held
+ * The exit path (the engine's exit pass, which ExitReaps runs in the daemon) and its safety, on real processes and a real tmpfs: a file judged held
  * by one process that has since been SIGKILLed. It reaps the file with its evidence when nothing holds it, and
  * never when something took hold of it after the judgement, whatever the kind of hold: an fd, an
  * O_PATH fd, a mapping without an fd, an fd in another mount namespace, a bind mount in another
@@ -45,7 +47,7 @@ class ExitReapsTest {
       assertThat(j.segments()).singleElement().satisfies(a -> assertThat(a.verdict()).isEqualTo(Verdict.HELD));
       try (AutoCloseable other = gain.take(seg)) {
         rank.kill();
-        List<ReapOutcome> done = ExitReaps.on(host).reap(j, engine.policy(), new int[] {rank.pid()}, false).outcomes();
+        List<ReapOutcome> done = engine.exitPass(j, new int[] {rank.pid()}).outcomes();
         assertThat(seg).as("a file something else holds").exists();
         assertThat(Files.readAllBytes(seg)).hasSize(4100);
         return done;
@@ -71,7 +73,7 @@ class ExitReapsTest {
         j = engine.judge();
       }
 
-      List<ReapOutcome> done = ExitReaps.on(host).reap(j, engine.policy(), new int[] {pid}, false).outcomes();
+      List<ReapOutcome> done = engine.exitPass(j, new int[] {pid}).outcomes();
 
       assertThat(done).singleElement().satisfies(o -> {
         assertThat(o.result()).as(o.detail()).isEqualTo(ReapOutcome.Result.REAPED);
@@ -193,9 +195,64 @@ class ExitReapsTest {
         Judgement j = engine.judge();
         rank.kill();
 
-        assertThat(ExitReaps.on(host).reap(j, engine.policy(), new int[] {rank.pid()}, false).outcomes()).isEmpty();
+        assertThat(engine.exitPass(j, new int[] {rank.pid()}).outcomes()).isEmpty();
         assertThat(seg).exists();
       }
+    }
+  }
+
+  @Test
+  void anExitThatFiresDuringAFullPassIsReapedInsideItAndToldBeforeThePassEnds() throws Exception {
+    try (TmpfsMount shm = TmpfsMount.create("size=16m")) {
+      Path seg = shm.createSegment("nccl-Exit09", 4100);
+      Engine engine = Engine.create(TestConfig.load(TestConfig.watching(shm.path(), GRACE)), HostPaths.system());
+      List<PassReport> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+      Judgement[] last = new Judgement[1];
+      ExitReaps reaps = new ExitReaps(engine, told::add, () -> last[0]);
+      engine.yieldingTo(reaps::between);
+      try (Holder rank = Holder.start("fd", seg.toString())) {
+        last[0] = engine.judge();
+        int pidfd = Pidfd.open(rank.pid());
+        try {
+          reaps.watching(new int[] {rank.pid()}, new int[] {pidfd});
+          rank.kill();
+
+          PassReport full = engine.pass(false, true); // its first look between mounts sees the pidfd fired
+
+          assertThat(told).singleElement().satisfies(r -> {
+            assertThat(r.kind()).isEqualTo(PassReport.Kind.EXIT);
+            assertThat(r.outcomes()).singleElement().satisfies(o -> assertThat(o.candidate().reason())
+                .contains("every process that held it has exited").contains("each exit seen on its pidfd"));
+          });
+          assertThat(full.outcomes()).as("nothing left for the full pass").isEmpty();
+          assertThat(reaps.yielded()).singleElement().satisfies(y -> {
+            assertThat(y.pids()).containsExactly(rank.pid());
+            assertThat(y.exit().complete()).isTrue();
+          });
+          assertThat(seg).doesNotExist();
+        } finally {
+          Pidfd.close(pidfd);
+        }
+      }
+    }
+  }
+
+  @Test
+  void noExitPassStartsOnceTheDaemonStops() throws Exception {
+    try (TmpfsMount shm = TmpfsMount.create("size=16m")) {
+      Path seg = shm.createSegment("nccl-Exit10", 4100);
+      Engine engine = Engine.create(TestConfig.load(TestConfig.watching(shm.path(), GRACE)), HostPaths.system());
+      int pid;
+      Judgement j;
+      try (Holder rank = Holder.start("fd", seg.toString())) {
+        pid = rank.pid();
+        j = engine.judge();
+      }
+      ExitReaps stopped = new ExitReaps(engine, r -> { }, () -> j);
+
+      assertThat(stopped.finish(java.time.Duration.ofSeconds(1))).isTrue();
+      assertThat(stopped.run(new int[] {pid}, System.nanoTime())).isNull();
+      assertThat(seg).exists();
     }
   }
 

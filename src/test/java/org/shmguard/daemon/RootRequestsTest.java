@@ -57,7 +57,7 @@ class RootRequestsTest {
           PassThread.DEADLINE, HolderState.NONE).begin()) {
         var mount = daemon.passNow().get().judgement().mounts().get(0).mount();
 
-        var late = daemon.worker().remountNow(mount, null, RootRequests.REMOUNT_TRIGGER, java.time.Duration.ZERO);
+        var late = daemon.worker().ask(WorkRequest.remount(mount, null, RootRequests.REMOUNT_TRIGGER, java.time.Duration.ZERO));
 
         assertThatThrownBy(late::get).hasMessageContaining("the request waited too long");
       }

@@ -166,4 +166,49 @@ class ExitVerdictTest {
 
     assertThat(onExit(s, Set.of(7), NOW.plusSeconds(16)).age()).isEqualTo(Duration.ofSeconds(21));
   }
+
+  private ExitVerdict.Decision decide(int[] exited, Set<Integer> gonePids) {
+    Snapshot snap = new Snapshot(NOW, List.of(MOUNT), segments, holders.build(), live, infos, List.of(), List.of(), hostPid,
+        live.cardinality());
+    Judgement j = Judge.judge(snap, HolderHistory.empty(), POLICY);
+    return ExitVerdict.decide(j, exited, p -> gonePids.contains(p.pid()), POLICY, NOW);
+  }
+
+  @Test
+  void anExitPassReapsOnlyFilesTheExitedHeldAndEveryHolderOfWhichHasGone() {
+    Segment mine = segment("nccl-X1", 1);
+    Segment shared = segment("nccl-X2", 1);
+    Segment others = segment("nccl-X3", 1);
+    hold(mine, 7);
+    hold(shared, 7);
+    hold(shared, 8);
+    hold(others, 9);
+
+    ExitVerdict.Decision d = decide(new int[] {7}, Set.of(7, 9));
+
+    assertThat(d.leaked()).extracting(a -> a.segment().nameText()).containsExactly("nccl-X1");
+    assertThat(d.undecided()).isFalse();
+  }
+
+  @Test
+  void aFileWhoseHoldersAllWentButThatThisPathDoesNotDecideIsLeftToTheFullPassAtOnce() {
+    Segment linked = segment("nccl-L2", 2);
+    hold(linked, 7);
+
+    ExitVerdict.Decision d = decide(new int[] {7}, Set.of(7));
+
+    assertThat(d.leaked()).isEmpty();
+    assertThat(d.undecided()).isTrue();
+  }
+
+  @Test
+  void aFileOnlyAStrangersLookupHeldIsNeitherReapedNorUndecided() {
+    Segment lookedUp = segment("nccl-P2", 1);
+    hold(lookedUp, 75, 65534, Access.FD, Use.LOOKUP);
+
+    ExitVerdict.Decision d = decide(new int[] {75}, Set.of(75));
+
+    assertThat(d.leaked()).isEmpty();
+    assertThat(d.undecided()).isFalse();
+  }
 }
