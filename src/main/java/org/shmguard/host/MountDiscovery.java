@@ -143,6 +143,7 @@ public final class MountDiscovery {
       }
       volumes.discover(own, ownNs, ownMountinfo.toString(), found, warnings);
       leftOut = discoverNamespaces(ownNs, ownMountinfo.toString(), hostWhole, found, shmOfNamespace, warnings);
+      volumes.namePods(found);
     }
     for (String path : configured) {
       MountEntry e = visibleAt(own, path);

@@ -28,7 +28,8 @@ import org.shmguard.model.Workload;
  * mount at such a path is not tmpfs; a tmpfs in the host's namespace needs CAP_SYS_ADMIN there).
  * Each is reached through its mount point only once an open handle shows that very mount (its id
  * and device, its root: {@link MountReach}). Who it belongs to comes from its path (the pod's uid,
- * the container's id) and from the runtime's own root-owned files ({@link WorkloadNames}).
+ * the container's id) and from the runtime's own root-owned files ({@link WorkloadNames}); a pod's
+ * /dev/shm that discovery found through its processes instead ({@link #namePods}) is named the same way.
  */
 final class RuntimeVolumes {
   private static final String EMPTY_DIR = "kubernetes.io~empty-dir";
@@ -107,7 +108,6 @@ final class RuntimeVolumes {
         shaped.put(e, shape);
       }
     }
-    Set<Long> seen = new HashSet<>();
     for (Map.Entry<MountEntry, Shape> s : shaped.entrySet()) {
       MountEntry e = s.getKey();
       Shape shape = s.getValue();
@@ -119,10 +119,38 @@ final class RuntimeVolumes {
         warnings.add(shape.workload().describe() + "'s tmpfs at " + e.mountPoint() + " cannot be reached; not watched");
         continue;
       }
-      seen.add((long) e.mountId());
       Workload w = names.name(e.mountId(), shape.workload(), shape.storageRoot(), shape.driverDir());
       found.put(e.dev(), new ShmMount(e.dev(), path, shape.mountPoint(), MountOrigin.VOLUME, e.superOptions(), ownNs,
           List.of(), w.label(), null, e.mountId(), ownMountinfo, null, 0L, w));
+    }
+  }
+
+  /**
+   * Names the pods whose /dev/shm was found through one of their processes, not at a runtime's
+   * host path (containerd's sandbox shm, shown by the pod's pause process): a mount shmguard may
+   * act in, labelled {@code pod:<uid>} by its processes' cgroup, gets the pod's namespace and name
+   * from kubelet's pod log directory as an emptyDir does (a workload without a volume); one whose
+   * pod is not there keeps its label alone. Then forgets the names of mounts no longer found. Run
+   * once per discovery, after every mount is found.
+   */
+  void namePods(Map<Dev, ShmMount> found) {
+    if (roots.equals(RuntimeRoots.NONE)) {
+      return;
+    }
+    Set<Long> seen = new HashSet<>();
+    for (Map.Entry<Dev, ShmMount> f : found.entrySet()) {
+      ShmMount m = f.getValue();
+      String label = m.container();
+      if (m.workload() != null) {
+        seen.add(m.mountId());
+      } else if (m.origin() == MountOrigin.NAMESPACE && m.mayAct() && m.mountId() > 0 && label != null
+          && label.startsWith("pod:") && Workload.isPodUid(label.substring(4)) && !roots.podLogs().isEmpty()) {
+        seen.add(m.mountId());
+        Workload w = names.name(m.mountId(), Workload.pod(label.substring(4), null), null, null);
+        if (w.hasName()) {
+          f.setValue(m.withWorkload(w));
+        }
+      }
     }
     names.keepOnly(seen);
   }

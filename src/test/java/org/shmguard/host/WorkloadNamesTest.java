@@ -6,10 +6,16 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.shmguard.model.Dev;
+import org.shmguard.model.MountOrigin;
+import org.shmguard.model.ShmMount;
 import org.shmguard.model.Workload;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.Sandbox;
@@ -104,6 +110,43 @@ class WorkloadNamesTest {
         .isEqualTo("pod training/llama-0");
     assertThat(names.name(3, Workload.container(Workload.PODMAN, ID.replace('0', 'f')), STORAGE, "overlay-containers")
         .hasName()).isFalse();
+  }
+
+  /**
+   * A pod's /dev/shm found through its processes (containerd's sandbox shm, shown by the pause
+   * process) is named from the pod log directory like an emptyDir, without a volume; a mount only
+   * reported, another runtime's, a pod kubelet has no log directory for, or no pod log directory
+   * configured, keep their labels alone.
+   */
+  @Test
+  void aPodsShmFoundThroughItsProcessesIsNamedFromTheLogDirectoryToo() throws IOException {
+    Files.createDirectories(root.resolve("var/log/pods/inference_engine-0_" + UID));
+    String other = "2f2e3d4c-5b6a-7980-a1b2-c3d4e5f60718";
+    Map<Dev, ShmMount> found = new LinkedHashMap<>();
+    found.put(Dev.of(0, 50), viaProcesses(50, "pod:" + UID, null));
+    found.put(Dev.of(0, 51), viaProcesses(51, "pod:" + UID, "a namespace another user owns"));
+    found.put(Dev.of(0, 52), viaProcesses(52, "docker:" + ID.substring(0, 12), null));
+    found.put(Dev.of(0, 53), viaProcesses(53, "pod:" + other, null));
+
+    Map<Dev, ShmMount> unnamed = new LinkedHashMap<>(found);
+    new RuntimeVolumes(HostPaths.of(root.toString()), new RuntimeRoots("/var/lib/kubelet", "", "", List.of())).namePods(unnamed);
+    assertThat(unnamed).isEqualTo(found);
+
+    new RuntimeVolumes(HostPaths.of(root.toString()), RuntimeRoots.DEFAULTS).namePods(found);
+    ShmMount pod = found.get(Dev.of(0, 50));
+    assertThat(pod.workload().details()).isEqualTo("pod inference/engine-0 (uid " + UID + ")");
+    assertThat(pod.workload().runtime()).isEqualTo(Workload.KUBERNETES);
+    assertThat(pod.container()).isEqualTo("pod:" + UID);
+    assertThat(pod.origin()).isEqualTo(MountOrigin.NAMESPACE);
+    assertThat(found.get(Dev.of(0, 51)).workload()).as("only reported").isNull();
+    assertThat(found.get(Dev.of(0, 52)).workload()).isNull();
+    assertThat(found.get(Dev.of(0, 53)).workload()).as("no log directory of its pod").isNull();
+  }
+
+  private static ShmMount viaProcesses(int mountId, String label, String reportOnly) {
+    return new ShmMount(Dev.of(0, mountId), "/proc/" + (1000 + mountId) + "/root/dev/shm", "/dev/shm", MountOrigin.NAMESPACE,
+        "rw,size=65536k", "mnt:[" + (4026532000L + mountId) + "]", List.of(1000 + mountId), label, null, mountId,
+        "/proc/" + (1000 + mountId) + "/mountinfo", reportOnly, 0L);
   }
 
   private WorkloadNames names() {
