@@ -1,4 +1,4 @@
-package org.shmguard.it;
+package org.shmguard.it.containers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.shmguard.systemd.Journald;
+import org.shmguard.testing.Journald;
 import org.shmguard.testing.Cmd;
 import org.shmguard.testing.ContainerdCri;
 import org.shmguard.testing.Eventually;

@@ -1,4 +1,4 @@
-package org.shmguard.it;
+package org.shmguard.it.containers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -20,7 +20,7 @@ import org.shmguard.host.HostPaths;
 import org.shmguard.policy.Assessment;
 import org.shmguard.remedy.ReapOutcome;
 import org.shmguard.systemd.JournalAlertSink;
-import org.shmguard.systemd.Journald;
+import org.shmguard.testing.Journald;
 import org.shmguard.systemd.ServiceNotifier;
 import org.shmguard.testing.CliRun;
 import org.shmguard.testing.ContainerdCri;
