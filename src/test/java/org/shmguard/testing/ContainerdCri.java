@@ -383,61 +383,21 @@ public final class ContainerdCri implements AutoCloseable {
   }
 
   /**
-   * Makes an image of one uncompressed layer (the directory {@code fill} makes) as an OCI archive
-   * (oci-layout, index.json naming it {@code name}, blobs) and imports it into the CRI plugin's
-   * namespace, unpacked with the native snapshotter.
+   * Makes an image of the directory {@code fill} makes ({@link OciArchive}) and imports it into
+   * the CRI plugin's namespace, unpacked with the native snapshotter.
    */
   private void importImage(String name, List<String> entrypoint, RootMaker fill) {
     try {
       Path work = Files.createTempDirectory(dir, "image-");
       Path root = Files.createDirectories(work.resolve("root"));
       fill.make(root);
-      Path layout = Files.createDirectories(work.resolve("layout/blobs/sha256"));
-      Path layer = work.resolve("layer.tar");
-      Cmd.run("tar", "--numeric-owner", "--owner=0", "--group=0", "-C", root.toString(), "-cf", layer.toString(), ".");
-      String layerDigest = blob(layout, Files.readAllBytes(layer));
-      ObjectNode config = JSON.createObjectNode().put("architecture", "amd64").put("os", "linux");
-      ObjectNode run = config.putObject("config");
-      run.putArray("Env").add("PATH=/bin");
-      var ep = run.putArray("Entrypoint");
-      entrypoint.forEach(ep::add);
-      ObjectNode rootfs = config.putObject("rootfs").put("type", "layers");
-      rootfs.putArray("diff_ids").add(layerDigest);
-      byte[] configBytes = JSON.writeValueAsBytes(config);
-      ObjectNode manifest = JSON.createObjectNode().put("schemaVersion", 2)
-          .put("mediaType", "application/vnd.oci.image.manifest.v1+json");
-      manifest.putObject("config").put("mediaType", "application/vnd.oci.image.config.v1+json")
-          .put("digest", blob(layout, configBytes)).put("size", configBytes.length);
-      manifest.putArray("layers").addObject().put("mediaType", "application/vnd.oci.image.layer.v1.tar")
-          .put("digest", layerDigest).put("size", Files.size(layer));
-      byte[] manifestBytes = JSON.writeValueAsBytes(manifest);
-      ObjectNode index = JSON.createObjectNode().put("schemaVersion", 2);
-      ObjectNode m = index.putArray("manifests").addObject().put("mediaType", "application/vnd.oci.image.manifest.v1+json")
-          .put("digest", blob(layout, manifestBytes)).put("size", manifestBytes.length);
-      m.putObject("annotations").put("io.containerd.image.name", name)
-          .put("org.opencontainers.image.ref.name", name.substring(name.lastIndexOf(':') + 1));
-      m.putObject("platform").put("architecture", "amd64").put("os", "linux");
-      Files.writeString(work.resolve("layout/index.json"), JSON.writeValueAsString(index));
-      Files.writeString(work.resolve("layout/oci-layout"), "{\"imageLayoutVersion\":\"1.0.0\"}");
-      Path archive = work.resolve("image.tar");
-      Cmd.run("tar", "-C", work.resolve("layout").toString(), "-cf", archive.toString(), ".");
+      Path archive = OciArchive.write(root, name, entrypoint, work);
       Cmd.run(CTR.toString(), "--address", dir.resolve("containerd.sock").toString(), "-n", "k8s.io", "images", "import",
           "--snapshotter", "native", archive.toString());
       ok("image", name);
       RuntimeTeardown.delete(work);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
-    }
-  }
-
-  /** Writes {@code bytes} as a blob of the layout; its digest. */
-  private static String blob(Path blobs, byte[] bytes) throws IOException {
-    try {
-      String hex = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
-      Files.write(blobs.resolve(hex), bytes);
-      return "sha256:" + hex;
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
     }
   }
 
