@@ -116,6 +116,15 @@ public final class ContainerdCri implements AutoCloseable {
    * keeps runc.
    */
   public static ContainerdCri start(Path runtime) {
+    return start(runtime, List.of());
+  }
+
+  /**
+   * As {@link #start(Path)}, containerd started through {@code launcher} (a command that ends by
+   * executing its arguments, as {@code nsenter --net=FILE --}): a kubelet's node puts it in the
+   * node's network namespace, where the pods on the node's network run.
+   */
+  public static ContainerdCri start(Path runtime, List<String> launcher) {
     Sandbox.require();
     assumeTrue(installed(), "needs containerd 1.6, runc, golang-go and busybox-static");
     Path tools;
@@ -137,7 +146,9 @@ public final class ContainerdCri implements AutoCloseable {
     long t0 = System.nanoTime();
     Process daemon;
     try {
-      daemon = new ProcessBuilder(DAEMON.toString(), "--config", dir.resolve("config.toml").toString())
+      List<String> command = new ArrayList<>(launcher);
+      command.addAll(List.of(DAEMON.toString(), "--config", dir.resolve("config.toml").toString()));
+      daemon = new ProcessBuilder(command)
           .redirectErrorStream(true).redirectOutput(dir.resolve("containerd.log").toFile())
           .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
     } catch (IOException e) {
@@ -216,6 +227,16 @@ public final class ContainerdCri implements AutoCloseable {
   /** Where the CRI plugin mounts {@code pod}'s /dev/shm: {@code <state>/io.containerd.grpc.v1.cri/sandboxes/<id>/shm}. */
   public Path sandboxShm(Pod pod) {
     return stateDir().resolve("io.containerd.grpc.v1.cri/sandboxes").resolve(pod.id()).resolve("shm");
+  }
+
+  /** The cgroup every pod's goes under ({@code /shmguard-test-<dir>}), removed at {@link #close}: a kubelet's {@code cgroupRoot}. */
+  public String cgroupParent() {
+    return cgroupTop;
+  }
+
+  /** containerd's CRI socket, a kubelet's {@code --container-runtime-endpoint}. */
+  public Path socket() {
+    return dir.resolve("containerd.sock");
   }
 
   /** The pod's cgroup, as kubelet's cgroupfs driver names a BestEffort pod's, under the set-up's own parent. */
