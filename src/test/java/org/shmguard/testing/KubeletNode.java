@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -37,9 +39,13 @@ import java.util.stream.Stream;
  * and removed with it; private files bind-mounted over the three sysctls the kubelet writes
  * ({@code vm.overcommit_memory}, {@code kernel.panic}, {@code kernel.panic_on_oops}) in the
  * sandbox's /proc; a private tmpfs over each path it hard-codes ({@code /var/lib/kubelet},
- * {@code /var/log/pods}, {@code /var/log/containers}: empty directories made for the mount where
- * missing, removed at {@link #close}); its volume plugin and certificate directories in the
- * set-up's own. /run, /dev/shm and {@code /opt/containerd} are the sandbox's or containerd's own.
+ * {@code /var/log/pods}, {@code /var/log/containers}) and over libcni's cache
+ * {@code /var/lib/cni} (empty directories made for the mounts where missing, removed at
+ * {@link #close}); its volume plugin and certificate directories in the set-up's own. /run,
+ * /dev/shm and {@code /opt/containerd} are the sandbox's or containerd's own; the sandbox's
+ * /dev/shm, the node's, is made shared (as systemd makes a node's mounts; with the rest of /dev,
+ * in the sandbox's mount namespace only, private again at {@link #close}) while the node runs, so
+ * that a pod may mount it with {@code mountPropagation: HostToContainer}.
  * {@link #close} deletes the pods (the kubelet stops their sandboxes), ends the kubelet,
  * containerd, kube-apiserver and etcd by pid, and removes every mount, cgroup, directory and the
  * network namespace.
@@ -49,8 +55,10 @@ public final class KubeletNode implements AutoCloseable {
   public static final String NAME = "shmguard-node";
   public static final String ADDRESS = "10.77.0.1";
   private static final ObjectMapper JSON = new ObjectMapper();
+  /** The kubelet's hard-coded paths, and libcni's result cache (containerd's CNI calls write /var/lib/cni/results). */
   private static final List<Path> HARD_CODED = List.of(Path.of("/var/lib/kubelet"), Path.of("/var/log/pods"),
-      Path.of("/var/log/containers"));
+      Path.of("/var/log/containers"), Path.of("/var/lib/cni"));
+  private static final Path DEV = Path.of("/dev");
   /** The sysctls kubelet 1.20 sets (setupKernelTunables) that differ here from what it wants, and what it writes. */
   private static final List<String> SYSCTLS = List.of("vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops");
 
@@ -63,6 +71,7 @@ public final class KubeletNode implements AutoCloseable {
   private Process kubelet;
   private long readyMillis;
   private boolean closed;
+  private boolean sharedShm;
 
   private KubeletNode(Path dir) {
     this.dir = dir;
@@ -94,7 +103,7 @@ public final class KubeletNode implements AutoCloseable {
     network();
     List<String> inNode = List.of("/usr/bin/nsenter", "--net=" + netns, "--");
     cluster = ApiServerCluster.start(binaries, null, inNode);
-    cri = ContainerdCri.start(null, inNode);
+    cri = ContainerdCri.start(null, inNode, "4g");
     // A network for pods not on the node's: its presence makes the runtime's network ready, hence the node.
     Files.writeString(cri.dir().resolve("cni/10-shmguard-test.conflist"), """
         {"cniVersion": "0.4.0", "name": "shmguard-test", "plugins": [{"type": "bridge", "bridge": "cni0",
@@ -114,7 +123,16 @@ public final class KubeletNode implements AutoCloseable {
       }
       Cmd.run("mount", "-t", "tmpfs", "-o", "size=256m,mode=755", "shmguard-test-kubelet", p.toString());
       mounts.add(p);
+      // Shared, as under systemd: containerd 1.6 judges the first of the mounts stacked at a path (this
+      // one, under the kubelet's own rshared bind of its root) for a HostToContainer mount.
+      Cmd.run("mount", "--make-shared", p.toString());
     }
+    // The node's /dev/shm (the sandbox's tmpfs) shared, as a node's mounts are under systemd: the
+    // runtime refuses a HostToContainer (rslave) mount of a private one. All of /dev, recursively:
+    // the sandbox's tmpfs lies over the machine's /dev/shm mounts (private copies here), and
+    // containerd 1.6 judges the first of the mounts stacked at the path.
+    Cmd.run("mount", "--make-rshared", DEV.toString());
+    sharedShm = true;
     Files.writeString(dir.resolve("kubelet.yaml"), """
         apiVersion: kubelet.config.k8s.io/v1beta1
         kind: KubeletConfiguration
@@ -212,11 +230,13 @@ public final class KubeletNode implements AutoCloseable {
     return cluster.kubectl(args);
   }
 
-  /** Creates {@code pod} (its spec bound to this node) in its namespace; its uid. */
-  public String create(JsonNode pod) throws IOException {
-    ((com.fasterxml.jackson.databind.node.ObjectNode) pod.get("spec")).put("nodeName", NAME);
-    Path file = Files.createTempFile(dir, "pod-", ".json");
-    Files.writeString(file, JSON.writeValueAsString(pod));
+  /** Creates {@code object} (a Pod's spec bound to this node first) in its namespace; its uid. */
+  public String create(JsonNode object) throws IOException {
+    if (object.path("kind").asText().equals("Pod")) {
+      ((ObjectNode) object.get("spec")).put("nodeName", NAME);
+    }
+    Path file = Files.createTempFile(dir, "object-", ".json");
+    Files.writeString(file, JSON.writeValueAsString(object));
     Cmd.Result r = kubectl("create", "-f", file.toString(), "-o", "jsonpath={.metadata.uid}");
     if (r.status() != 0) {
       throw new AssertionError("kubectl create: " + r.err() + r.out());
@@ -226,7 +246,12 @@ public final class KubeletNode implements AutoCloseable {
 
   /** The pod {@code name} of namespace default as the API server has it. */
   public JsonNode pod(String name) {
-    Cmd.Result r = kubectl("get", "pod", name, "-o", "json");
+    return pod("default", name);
+  }
+
+  /** The pod {@code name} of {@code namespace} as the API server has it. */
+  public JsonNode pod(String namespace, String name) {
+    Cmd.Result r = kubectl("get", "pod", "-n", namespace, name, "-o", "json");
     if (r.status() != 0) {
       throw new AssertionError("kubectl get pod " + name + ": " + r.err());
     }
@@ -239,7 +264,12 @@ public final class KubeletNode implements AutoCloseable {
 
   /** Deletes pod {@code name} of namespace default and waits until the kubelet has stopped it and the API server has dropped it. */
   public void delete(String name) {
-    Cmd.Result r = kubectl("delete", "pod", name, "--grace-period=1", "--wait=true", "--timeout=120s");
+    delete("default", name);
+  }
+
+  /** As {@link #delete(String)}, in {@code namespace}. */
+  public void delete(String namespace, String name) {
+    Cmd.Result r = kubectl("delete", "pod", "-n", namespace, name, "--grace-period=1", "--wait=true", "--timeout=120s");
     if (r.status() != 0) {
       throw new AssertionError("kubectl delete pod " + name + ": " + r.err() + "\n" + logTail());
     }
@@ -248,6 +278,60 @@ public final class KubeletNode implements AutoCloseable {
   /** Where the kubelet mounts the pod's emptyDir {@code volume}: {@code /var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~empty-dir/<volume>}. */
   public static Path emptyDir(String uid, String volume) {
     return Path.of("/var/lib/kubelet/pods", uid, "volumes/kubernetes.io~empty-dir", volume);
+  }
+
+  /**
+   * Seed 002's pod {@code name}: one container that counts its attempts on the disk emptyDir
+   * {@code count}, waits {@code startupSeconds} (a training process's imports and CUDA start-up
+   * before NCCL sets up), logs what /dev/shm holds, writes 40 MiB to
+   * {@code nccl-<prefix><attempt>} there and holds it; attempts 1 and 2 exit 1 two seconds
+   * later, attempt 3 runs on. Each attempt touches {@code started<n>} and {@code exited<n>} on
+   * {@code count} (their times are its start and exit). With {@code memoryEmptyDir}, /dev/shm is
+   * an emptyDir {@code {medium: Memory, sizeLimit: 64Mi}}; otherwise the sandbox's (64 MiB too).
+   */
+  public static ObjectNode seed002Pod(String name, String prefix, boolean memoryEmptyDir, int startupSeconds) {
+    String script = "n=$(( $(cat /count/n 2>/dev/null || echo 0) + 1 )); echo $n > /count/n; : > /count/started$n; "
+        + "sleep " + startupSeconds + "; seen=$(ls /dev/shm); f=/dev/shm/nccl-" + prefix + "$n; "
+        + "if head -c 41943040 /dev/zero > $f 2>/dev/null; then w=ok; else w=\"failed at $(stat -c %s $f) bytes\"; fi; "
+        + "echo \"attempt $n sees: [$seen] write: $w\" >> /count/log; exec 3<$f; "
+        + "if [ $n -le 2 ]; then sleep 2; : > /count/exited$n; exit 1; fi; exec sleep 3600";
+    ObjectNode pod = JSON.createObjectNode().put("apiVersion", "v1").put("kind", "Pod");
+    pod.putObject("metadata").put("name", name).put("namespace", "default");
+    ObjectNode spec = pod.putObject("spec").put("hostNetwork", true).put("dnsPolicy", "Default")
+        .put("restartPolicy", "Always").put("terminationGracePeriodSeconds", 1);
+    ObjectNode c = spec.putArray("containers").addObject().put("name", "trainer").put("image", ContainerdCri.IMAGE)
+        .put("imagePullPolicy", "Never");
+    c.putArray("command").add("sh").add("-c").add(script);
+    ArrayNode mounts = c.putArray("volumeMounts");
+    mounts.addObject().put("name", "count").put("mountPath", "/count");
+    ArrayNode volumes = spec.putArray("volumes");
+    volumes.addObject().put("name", "count").putObject("emptyDir");
+    if (memoryEmptyDir) {
+      mounts.addObject().put("name", "dshm").put("mountPath", "/dev/shm");
+      volumes.addObject().put("name", "dshm").putObject("emptyDir").put("medium", "Memory").put("sizeLimit", "64Mi");
+    }
+    return pod;
+  }
+
+  /** The disk emptyDir {@code count} of a {@link #seed002Pod}, where its attempts leave their log and times. */
+  public static Path count(String uid) {
+    return emptyDir(uid, "count");
+  }
+
+  /** The first {@code n} lines a {@link #seed002Pod}'s attempts logged, once there are that many (three minutes at most). */
+  public List<String> attempts(String uid, int n) {
+    Path log = count(uid).resolve("log");
+    Eventually.until(() -> n + " attempts logged in " + log + ":\n" + logTail(), Duration.ofMinutes(3),
+        () -> lines(log).size() >= n);
+    return lines(log).subList(0, n);
+  }
+
+  private static List<String> lines(Path file) {
+    try {
+      return Files.readAllLines(file);
+    } catch (IOException e) {
+      return List.of();
+    }
   }
 
   /** The kubelet's last lines, for a failure message. */
@@ -269,7 +353,7 @@ public final class KubeletNode implements AutoCloseable {
     closed = true;
     try {
       if (kubelet != null && kubelet.isAlive()) {
-        kubectl("delete", "pods", "--all", "--grace-period=1", "--wait=true", "--timeout=120s");
+        kubectl("delete", "pods", "--all", "--all-namespaces", "--grace-period=1", "--wait=true", "--timeout=120s");
       }
       if (kubelet != null) {
         kubelet.destroy();
@@ -282,6 +366,9 @@ public final class KubeletNode implements AutoCloseable {
       }
       if (cluster != null) {
         cluster.close();
+      }
+      if (sharedShm) {
+        Cmd.run("mount", "--make-rprivate", DEV.toString());
       }
       for (int i = mounts.size() - 1; i >= 0; i--) {
         RuntimeTeardown.unmountUnder(mounts.get(i));

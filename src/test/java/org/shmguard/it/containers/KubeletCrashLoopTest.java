@@ -3,9 +3,6 @@ package org.shmguard.it.containers;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,7 +41,6 @@ import org.shmguard.testing.TestConfig;
  * one, whose /dev/shm is the sandbox's, which containerd keeps for the pod's life.
  */
 class KubeletCrashLoopTest {
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final long MIB = 1024 * 1024;
   private static KubeletNode node;
 
@@ -69,9 +65,9 @@ class KubeletCrashLoopTest {
 
   @Test
   void withoutShmguardTheSecondAttemptFindsTheFirstAttemptsFileAndNoRoom() throws Exception {
-    String uid = node.create(pod("unguarded-0", "Ung00", true));
+    String uid = node.create(KubeletNode.seed002Pod("unguarded-0", "Ung00", true, 3));
     try {
-      List<String> log = attempts(uid, 2);
+      List<String> log = node.attempts(uid, 2);
       assertThat(log.get(0)).isEqualTo("attempt 1 sees: [] write: ok");
       // ENOSPC: busybox's head, writing through stdio, reports it as an I/O error; the file has what fit.
       assertThat(log.get(1)).isEqualTo("attempt 2 sees: [nccl-Ung001] write: failed at " + 24 * MIB + " bytes");
@@ -97,7 +93,7 @@ class KubeletCrashLoopTest {
         Daemon daemon = Daemon.start(TestConfig.load(config), HostPaths.system(), JournalAlertSink.choose(),
             ServiceNotifier.none())) {
       long created = System.nanoTime();
-      String uid = node.create(pod(name, prefix, emptyDir));
+      String uid = node.create(KubeletNode.seed002Pod(name, prefix, emptyDir, 3));
       try {
         Eventually.until(() -> name + " Running: " + node.pod(name).path("status") + "\n" + node.logTail(),
             Duration.ofMinutes(3), () -> node.pod(name).path("status").path("phase").asText().equals("Running"));
@@ -106,7 +102,7 @@ class KubeletCrashLoopTest {
           assertThat(Files.getFileStore(KubeletNode.emptyDir(uid, "dshm")).getTotalSpace())
               .as("the kubelet sized the tmpfs by the sizeLimit").isEqualTo(64 * MIB);
         }
-        List<String> log = attempts(uid, 3);
+        List<String> log = node.attempts(uid, 3);
         assertThat(log).containsExactly("attempt 1 sees: [] write: ok", "attempt 2 sees: [] write: ok",
             "attempt 3 sees: [] write: ok");
         JsonNode status = node.pod(name).path("status");
@@ -130,8 +126,8 @@ class KubeletCrashLoopTest {
           assertThat(e.get("SHM_MOUNT").asText()).isEqualTo(emptyDir
               ? "pod:" + uid + ":" + KubeletNode.emptyDir(uid, "dshm") : "pod:" + uid + ":/dev/shm");
           long reapMicros = Long.parseLong(e.get("__REALTIME_TIMESTAMP").asText());
-          long exitMicros = micros(count(uid).resolve("exited" + attempt));
-          long nextMicros = micros(count(uid).resolve("started" + (attempt + 1)));
+          long exitMicros = micros(KubeletNode.count(uid).resolve("exited" + attempt));
+          long nextMicros = micros(KubeletNode.count(uid).resolve("started" + (attempt + 1)));
           timing.add(String.format("attempt %d: reaped %d ms after it exited, the next attempt started %d ms after it exited",
               attempt, (reapMicros - exitMicros) / 1000, (nextMicros - exitMicros) / 1000));
           if (attempt == 2) {
@@ -151,56 +147,6 @@ class KubeletCrashLoopTest {
       } finally {
         node.delete(name);
       }
-    }
-  }
-
-  /**
-   * Pod {@code name}: one container that counts its attempts on the disk emptyDir {@code count},
-   * waits 3 s, logs what /dev/shm holds, writes 40 MiB to {@code nccl-<prefix><attempt>} there and
-   * holds it; attempts 1 and 2 exit 1 two seconds later, attempt 3 runs on. With {@code emptyDir},
-   * /dev/shm is an emptyDir {@code {medium: Memory, sizeLimit: 64Mi}}; otherwise the sandbox's.
-   */
-  private static ObjectNode pod(String name, String prefix, boolean emptyDir) {
-    String script = "n=$(( $(cat /count/n 2>/dev/null || echo 0) + 1 )); echo $n > /count/n; : > /count/started$n; "
-        + "sleep 3; seen=$(ls /dev/shm); f=/dev/shm/nccl-" + prefix + "$n; "
-        + "if head -c 41943040 /dev/zero > $f 2>/dev/null; then w=ok; else w=\"failed at $(stat -c %s $f) bytes\"; fi; "
-        + "echo \"attempt $n sees: [$seen] write: $w\" >> /count/log; exec 3<$f; "
-        + "if [ $n -le 2 ]; then sleep 2; : > /count/exited$n; exit 1; fi; exec sleep 3600";
-    ObjectNode pod = JSON.createObjectNode().put("apiVersion", "v1").put("kind", "Pod");
-    pod.putObject("metadata").put("name", name).put("namespace", "default");
-    ObjectNode spec = pod.putObject("spec").put("hostNetwork", true).put("dnsPolicy", "Default")
-        .put("restartPolicy", "Always").put("terminationGracePeriodSeconds", 1);
-    ObjectNode c = spec.putArray("containers").addObject().put("name", "trainer")
-        .put("image", org.shmguard.testing.ContainerdCri.IMAGE).put("imagePullPolicy", "Never");
-    c.putArray("command").add("sh").add("-c").add(script);
-    ArrayNode mounts = c.putArray("volumeMounts");
-    mounts.addObject().put("name", "count").put("mountPath", "/count");
-    ArrayNode volumes = spec.putArray("volumes");
-    volumes.addObject().put("name", "count").putObject("emptyDir");
-    if (emptyDir) {
-      mounts.addObject().put("name", "dshm").put("mountPath", "/dev/shm");
-      volumes.addObject().put("name", "dshm").putObject("emptyDir").put("medium", "Memory").put("sizeLimit", "64Mi");
-    }
-    return pod;
-  }
-
-  private static Path count(String uid) {
-    return KubeletNode.emptyDir(uid, "count");
-  }
-
-  /** The first {@code n} lines the pod's attempts logged, once there are that many (three minutes at most). */
-  private static List<String> attempts(String uid, int n) {
-    Path log = count(uid).resolve("log");
-    Eventually.until(() -> n + " attempts logged in " + log + ":\n" + node.logTail(), Duration.ofMinutes(3),
-        () -> read(log).size() >= n);
-    return read(log).subList(0, n);
-  }
-
-  private static List<String> read(Path file) {
-    try {
-      return Files.readAllLines(file);
-    } catch (IOException e) {
-      return List.of();
     }
   }
 
