@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * daemon hands it every report ({@link #export}) and needs nothing else from this package.
  *
  * <pre>{@code
- * AdviceService advice = AdviceService.start(config, paths, daemon.rootRequests(), scans);
+ * AdviceService advice = AdviceService.start(config, paths, daemon.rootRequests());
  * outputs.add(advice);
  * }</pre>
  */
@@ -41,25 +41,17 @@ public final class AdviceService implements Output, Consumer<Judgement>, Closeab
     this.file = file;
   }
 
-  /** Opens the socket (or takes systemd's) and returns the running service, which answers no SCAN. */
-  public static AdviceService start(Config config, HostPaths paths, HostActions actions) throws IOException {
-    return start(config, paths, actions, null);
-  }
-
   /**
-   * Opens the socket (or takes systemd's) and returns the running service; SCAN is answered with
-   * {@code scans} ({@code shmguard scan}'s renderer), or not at all when it is null.
+   * Opens the socket (or takes systemd's) and returns the running service; root's SCAN is answered
+   * as {@code shmguard scan} prints it ({@link ScanAnswer}).
    */
-  public static AdviceService start(Config config, HostPaths paths, HostActions actions, ScanAnswer.Renderer scans)
-      throws IOException {
+  public static AdviceService start(Config config, HostPaths paths, HostActions actions) throws IOException {
     Config.Advice c = config.advice();
     HostGpus gpus = NvidiaProc.read(paths);
     LOG.info("advice: NVIDIA driver {}, {} GPU(s) listed", gpus.driver() == null ? "not found" : gpus.driver(), gpus.gpuCount());
     AtomicReference<Judgement> ref = new AtomicReference<>();
-    AdviceResponder responder = new AdviceResponder(ref::get, () -> gpus, new AdviceEngine(c.defaultLocalRanks()), actions).answerChecks(HealthAnswer.of(config));
-    if (scans != null) {
-      responder.answerScans(ScanAnswer.of(scans, config));
-    }
+    AdviceResponder responder = new AdviceResponder(ref::get, () -> gpus, new AdviceEngine(c.defaultLocalRanks()), actions)
+        .answerChecks(HealthAnswer.of(config)).answerScans(ScanAnswer.of(config));
     AdviceServer.Limits limits = AdviceServer.Limits.of(c);
     AdviceServer server = AdviceServer.inherited(responder, limits);
     if (server == null) {

@@ -17,18 +17,13 @@ import org.shmguard.view.ScanSource;
  * {@link Request.Verb#rootOnly}).
  *
  * <pre>{@code
- * responder.answerScans(new ScanAnswer(renderer, Health.staleAfter(interval), Clock.systemUTC()));
+ * responder.answerScans(new ScanAnswer(Health.staleAfter(interval), Clock.systemUTC()));
  * }</pre>
  *
  * A rendering is kept until the next pass, so probes that ask in a loop cost one rendering per
  * pass and format, not one per request.
  */
 public final class ScanAnswer {
-  /** Renders a judgement as {@code shmguard scan} prints it (text or JSON), with its source: {@link ScanOutput#render}. */
-  public interface Renderer {
-    String render(Judgement judgement, ScanSource source, boolean json);
-  }
-
   /**
    * The most files one answer lists (about 530 bytes of JSON each, with its holders): a rendering
    * is built in the daemon's small heap, so a pass that lists more is refused ("unavailable") and
@@ -38,30 +33,28 @@ public final class ScanAnswer {
 
   private record Rendered(Judgement judgement, boolean json, boolean stale, String text) {}
 
-  private final Renderer renderer;
   private final Duration staleAfter;
   private final Clock clock;
   private final int maxListed;
   private final AtomicReference<Rendered> lastText = new AtomicReference<>();
   private final AtomicReference<Rendered> lastJson = new AtomicReference<>();
 
-  public ScanAnswer(Renderer renderer, Duration staleAfter, Clock clock) {
-    this(renderer, staleAfter, clock, MAX_LISTED);
+  public ScanAnswer(Duration staleAfter, Clock clock) {
+    this(staleAfter, clock, MAX_LISTED);
   }
 
-  ScanAnswer(Renderer renderer, Duration staleAfter, Clock clock, int maxListed) {
+  ScanAnswer(Duration staleAfter, Clock clock, int maxListed) {
     if (staleAfter.isNegative() || staleAfter.isZero()) {
       throw new IllegalArgumentException("staleAfter must be positive, not " + staleAfter);
     }
-    this.renderer = renderer;
     this.staleAfter = staleAfter;
     this.clock = clock;
     this.maxListed = maxListed;
   }
 
   /** With the daemon's staleness limit, from daemon.interval. */
-  public static ScanAnswer of(Renderer renderer, Config config) {
-    return new ScanAnswer(renderer, Health.staleAfter(config.daemon().interval()), Clock.systemUTC());
+  public static ScanAnswer of(Config config) {
+    return new ScanAnswer(Health.staleAfter(config.daemon().interval()), Clock.systemUTC());
   }
 
   /** The reply body for the request and the latest judgement (null before the first pass). */
@@ -83,7 +76,7 @@ public final class ScanAnswer {
     AtomicReference<Rendered> cache = json ? lastJson : lastText;
     Rendered r = cache.get();
     if (r == null || r.judgement() != latest || r.stale() != stale) {
-      r = new Rendered(latest, json, stale, renderer.render(latest, ScanSource.daemon(latest, stale, staleAfter), json));
+      r = new Rendered(latest, json, stale, ScanOutput.render(latest, ScanSource.daemon(latest, stale, staleAfter), json));
       cache.set(r);
     }
     return r.text();

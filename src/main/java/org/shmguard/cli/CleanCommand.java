@@ -6,6 +6,7 @@ import org.shmguard.config.Config;
 import org.shmguard.engine.Engine;
 import org.shmguard.engine.PassReport;
 import org.shmguard.remedy.ReapOutcome;
+import org.shmguard.view.Json;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -29,7 +30,7 @@ final class CleanCommand implements Callable<Integer> {
     Config config = common.loadConfig();
     PassReport pass = Engine.create(config, common.hostPaths()).clean(dryRun);
     if (json) {
-      common.out().println(Output.json(CleanView.of(pass)));
+      common.out().println(Json.write(CleanView.of(pass)));
     } else {
       common.out().print(TextReport.clean(pass));
     }

@@ -11,7 +11,6 @@ import org.shmguard.daemon.ServiceSignals;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import org.shmguard.view.ScanOutput;
 
 @Command(name = "daemon", mixinStandardHelpOptions = true,
     description = "Run in the foreground as a service: watch every shm mount with inotify and every holder's exit, reap leaked segments with their evidence, alert on capacity through journald, answer launchers on the advice socket, grow a tmpfs past critical where remount.enabled allows, and tell systemd (Type=notify) when it is ready, what it is doing, and that it is alive. Stops on SIGTERM or SIGINT; on SIGHUP (systemctl reload) reads the configuration and its drop-ins again and applies what a running daemon can change, or keeps the running one and says why.",
@@ -75,7 +74,7 @@ final class DaemonCommand implements Callable<Integer> {
 
   private Service startService(Config config, Service.Options options) throws SocketInUseException, StartFailed {
     try {
-      return Service.start(config, common.hostPaths(), ScanOutput::render, options);
+      return Service.start(config, common.hostPaths(), options);
     } catch (SocketInUseException e) {
       throw e;
     } catch (IOException e) {

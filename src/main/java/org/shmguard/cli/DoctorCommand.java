@@ -7,6 +7,7 @@ import org.shmguard.doctor.Doctor;
 import org.shmguard.doctor.DoctorContext;
 import org.shmguard.doctor.DoctorReport;
 import org.shmguard.gpu.NcclVersion;
+import org.shmguard.view.Json;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -50,7 +51,7 @@ final class DoctorCommand implements Callable<Integer> {
     DoctorContext ctx = Doctor.observe(config, common.hostPaths(), ranks, version, AdviceSource.forDoctor(config, common.hostPaths(), new org.shmguard.policy.JobShape(ranks, version)));
     DoctorReport report = Doctor.standard().examine(ctx);
     if (json) {
-      common.out().println(Output.json(report));
+      common.out().println(Json.write(report));
     } else {
       common.out().print(DoctorText.render(report));
     }

@@ -25,7 +25,7 @@ import org.shmguard.remedy.RemountOutcome;
  * The server checks the peer before either is asked.
  *
  * <pre>{@code
- * AdviceService.start(config, paths, daemon.rootRequests(), scans);
+ * AdviceService.start(config, paths, daemon.rootRequests());
  * }</pre>
  */
 final class RootRequests implements HostActions {

@@ -8,7 +8,6 @@ import java.util.List;
 import java.time.Clock;
 import org.shmguard.advice.AdviceService;
 import org.shmguard.advice.SocketInUseException;
-import org.shmguard.advice.ScanAnswer;
 import org.shmguard.alert.AlertSink;
 import org.shmguard.alert.LogAlertSink;
 import org.shmguard.config.Config;
@@ -81,16 +80,11 @@ public final class Service implements AutoCloseable {
    * @throws IOException the daemon itself cannot start (its inotify instance, its schedules)
    */
   public static Service start(Config config, HostPaths paths) throws IOException {
-    return start(config, paths, null);
-  }
-
-  /** As {@link #start(Config, HostPaths)}, answering SCAN on the socket with {@code scans} (null: no SCAN). */
-  public static Service start(Config config, HostPaths paths, ScanAnswer.Renderer scans) throws IOException {
-    return start(config, paths, scans, Options.NONE);
+    return start(config, paths, Options.NONE);
   }
 
   /** As above, keeping the holder history in {@code options}' state directory and reloading on SIGHUP. */
-  public static Service start(Config config, HostPaths paths, ScanAnswer.Renderer scans, Options options) throws IOException {
+  public static Service start(Config config, HostPaths paths, Options options) throws IOException {
     AlertSink journal = JournalAlertSink.choose();
     if (Boolean.getBoolean("shmguard.training")) {
       // make-cds-archive's training run (a dry run, to record the daemon's classes): its findings are no alerts.
@@ -106,7 +100,7 @@ public final class Service implements AutoCloseable {
       HolderState state = HolderState.at(options.stateDirectory(), paths);
       ServiceNotifier notifier = ServiceNotifier.fromEnvironment();
       daemon = Daemon.create(config, paths, outputs, notifier, remounter, PassThread.DEADLINE, state);
-      advice = startAdvice(config, paths, daemon, scans);
+      advice = startAdvice(config, paths, daemon);
       if (advice != null) {
         advice.onAnswer(metrics::adviceAnswered);
         outputs.add(advice);
@@ -135,13 +129,13 @@ public final class Service implements AutoCloseable {
    * sent. A socket it cannot make is logged and the daemon goes on without it (null); another
    * daemon answering there is thrown ({@link SocketInUseException}): this one must not start.
    */
-  private static AdviceService startAdvice(Config config, HostPaths paths, Daemon daemon, ScanAnswer.Renderer scans)
+  private static AdviceService startAdvice(Config config, HostPaths paths, Daemon daemon)
       throws IOException {
     if (!config.advice().enabled()) {
       return null;
     }
     try {
-      return AdviceService.start(config, paths, daemon.rootRequests(), scans);
+      return AdviceService.start(config, paths, daemon.rootRequests());
     } catch (SocketInUseException e) {
       throw e;
     } catch (IOException e) {

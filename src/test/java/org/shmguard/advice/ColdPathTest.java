@@ -19,7 +19,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.shmguard.view.ScanOutput;
 import org.shmguard.engine.Engine;
 import org.shmguard.policy.AdviceEngine;
 import org.shmguard.gpu.HostGpus;
@@ -292,7 +291,7 @@ class ColdPathTest {
     Clock hourLater = Clock.offset(Clock.systemUTC(), Duration.ofHours(1));
     AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
         HostActions.none())
-        .answerScans(new ScanAnswer(ScanOutput::render, Duration.ofSeconds(120), hourLater));
+        .answerScans(new ScanAnswer(Duration.ofSeconds(120), hourLater));
     AdviceServer server = AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start();
     cleanup.add(server);
 
@@ -312,7 +311,7 @@ class ColdPathTest {
     Judgement j = Engine.create(TestConfig.load(TestConfig.watching(shm.path(), "0s")), HostPaths.system()).judge();
     AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
         HostActions.none())
-        .answerScans(new ScanAnswer(ScanOutput::render, Duration.ofSeconds(120), Clock.systemUTC(), 1));
+        .answerScans(new ScanAnswer(Duration.ofSeconds(120), Clock.systemUTC(), 1));
     cleanup.add(AdviceServer.bind(socket, responder, AdviceServer.Limits.of(Duration.ofSeconds(5), 4)).start());
 
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> AdviceClient.ask(socket, "SCAN v1", Duration.ofSeconds(10)))

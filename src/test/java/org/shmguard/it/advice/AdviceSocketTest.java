@@ -184,10 +184,11 @@ class AdviceSocketTest {
   @Test
   void remountFromAnOrdinaryUserIsRefusedAndFromRootIsPassedOn() throws Exception {
     Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "ask-");
-    Path cls = dir.resolve("org/shmguard/advice/AskProcess.class");
+    String classFile = AskProcess.class.getName().replace('.', '/') + ".class";
+    Path cls = dir.resolve(classFile);
     Files.createDirectories(cls.getParent());
     Files.copy(Path.of(AskProcess.class.getProtectionDomain().getCodeSource().getLocation().toURI())
-        .resolve("org/shmguard/advice/AskProcess.class"), cls, StandardCopyOption.REPLACE_EXISTING);
+        .resolve(classFile), cls, StandardCopyOption.REPLACE_EXISTING);
     Cmd.run("chmod", "-R", "a+rX", dir.toString());
 
     Cmd.Result nobody = Cmd.exec("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", Sandbox.javaBinary(),

@@ -88,7 +88,7 @@ class PythonClientTest {
         HostPaths.system()).judge();
     server = AdviceServer.bind(socket, new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8),
         HostActions.none()), AdviceServer.Limits.of(Duration.ofSeconds(5), 4).withRate(2, 1)).start();
-    String limited = "root asked more than 2 requests at once or 1 a second; answered again once it asks less often";
+    String limited = "uid 0 asked more than 2 requests at once or 1 a second; answered again once it asks less often";
     AdviceClient.ask(socket, "PING", Duration.ofSeconds(5));
     AdviceClient.ask(socket, "PING", Duration.ofSeconds(5)); // root's bucket is empty now
 

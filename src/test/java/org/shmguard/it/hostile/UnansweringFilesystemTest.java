@@ -64,8 +64,10 @@ class UnansweringFilesystemTest {
         Eventually.until(() -> "the stalled walk reported; log:\n" + read(log), PATIENCE,
             () -> read(log).contains("SHMGUARD_EVENT=mount_stalled SHM_PATH=" + containerShm));
         Path after = shm.createSegment("nccl-AfterStall1", 4_100);
-        Path held = shm.createSegment("nccl-HeldAfterStall1", 4_100);
-        Process holder = new ProcessBuilder("sh", "-c", "exec 3<\"$0\" && echo ready && exec sleep 3600", held.toString())
+        Path held = shm.file("nccl-HeldAfterStall1");
+        // made by its holder, held from its first instant: with grace 0s an unheld file is reaped at the next pass
+        Process holder = new ProcessBuilder("sh", "-c",
+            "exec 3<>\"$0\" && head -c 4100 /dev/zero >&3 && echo ready && exec sleep 3600", held.toString())
             .redirectErrorStream(true).start();
         try {
           assertThat(new String(holder.getInputStream().readNBytes(6), StandardCharsets.UTF_8)).isEqualTo("ready\n");

@@ -244,7 +244,7 @@ class PackagesTest {
     Cmd.Result sh = Cmd.exec("shellcheck", "-x", "packaging/bin/shmguard", "packaging/share/make-cds-archive",
         "packaging/share/oci-hook", "packaging/share/oci-runtime", "packaging/deb/control/postinst", "packaging/deb/control/prerm", "packaging/deb/control/postrm",
         "src/test/install/installed-for-real.sh", "bench/jvm-flags.sh", "bench/scan-interleaved.sh", "bench/sandbox.sh",
-        "bench/cold-scan.sh");
+        "bench/cold-scan.sh", "src/test/containerd/build-cri-tools.sh", "src/test/k8s-apiserver/build-kube-apiserver.sh");
     assertThat(sh.status()).as(sh.out() + sh.err()).isZero();
     Cmd.Result rpm = Cmd.exec("shellcheck", "-s", "sh", "packaging/rpm/post.sh", "packaging/rpm/preun.sh", "packaging/rpm/postun.sh");
     assertThat(rpm.status()).as(rpm.out() + rpm.err()).isZero();
