@@ -116,6 +116,26 @@ public final class ContainerdCri implements AutoCloseable {
    * keeps runc.
    */
   public static ContainerdCri start(Path runtime) {
+    return start(runtime, List.of());
+  }
+
+  /**
+   * As {@link #start(Path)}, containerd started through {@code launcher} (a command that ends by
+   * executing its arguments, as {@code nsenter --net=FILE --}): a kubelet's node puts it in the
+   * node's network namespace, where the pods on the node's network run.
+   */
+  public static ContainerdCri start(Path runtime, List<String> launcher) {
+    return start(runtime, launcher, null);
+  }
+
+  /**
+   * As {@link #start(Path, List)}, containerd's root (content store, snapshots) on a tmpfs of
+   * its own of {@code rootSize} (as "4g"; null: in the set-up's directory, on the sandbox's /run
+   * of 512 MiB, room for the busybox images only), unmounted at {@link #close}: room for a larger
+   * image (shmguard's, about 190 MB as an archive, unpacked once by the native snapshotter and
+   * copied again for each container).
+   */
+  public static ContainerdCri start(Path runtime, List<String> launcher, String rootSize) {
     Sandbox.require();
     assumeTrue(installed(), "needs containerd 1.6, runc, golang-go and busybox-static");
     Path tools;
@@ -127,6 +147,10 @@ public final class ContainerdCri implements AutoCloseable {
         Files.createDirectories(dir.resolve(d));
       }
       Files.writeString(dir.resolve("config.toml"), config(dir, runtime));
+      if (rootSize != null) {
+        Cmd.run("mount", "-t", "tmpfs", "-o", "size=" + rootSize + ",mode=700", "shmguard-test-containerd-root",
+            dir.resolve("root").toString());
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } catch (InterruptedException e) {
@@ -137,7 +161,9 @@ public final class ContainerdCri implements AutoCloseable {
     long t0 = System.nanoTime();
     Process daemon;
     try {
-      daemon = new ProcessBuilder(DAEMON.toString(), "--config", dir.resolve("config.toml").toString())
+      List<String> command = new ArrayList<>(launcher);
+      command.addAll(List.of(DAEMON.toString(), "--config", dir.resolve("config.toml").toString()));
+      daemon = new ProcessBuilder(command)
           .redirectErrorStream(true).redirectOutput(dir.resolve("containerd.log").toFile())
           .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
     } catch (IOException e) {
@@ -216,6 +242,16 @@ public final class ContainerdCri implements AutoCloseable {
   /** Where the CRI plugin mounts {@code pod}'s /dev/shm: {@code <state>/io.containerd.grpc.v1.cri/sandboxes/<id>/shm}. */
   public Path sandboxShm(Pod pod) {
     return stateDir().resolve("io.containerd.grpc.v1.cri/sandboxes").resolve(pod.id()).resolve("shm");
+  }
+
+  /** The cgroup every pod's goes under ({@code /shmguard-test-<dir>}), removed at {@link #close}: a kubelet's {@code cgroupRoot}. */
+  public String cgroupParent() {
+    return cgroupTop;
+  }
+
+  /** containerd's CRI socket, a kubelet's {@code --container-runtime-endpoint}. */
+  public Path socket() {
+    return dir.resolve("containerd.sock");
   }
 
   /** The pod's cgroup, as kubelet's cgroupfs driver names a BestEffort pod's, under the set-up's own parent. */
@@ -358,6 +394,36 @@ public final class ContainerdCri implements AutoCloseable {
   /** Stops the pod sandbox (StopPodSandbox): its containers are killed and its /dev/shm unmounted. */
   public void stopPod(Pod pod) {
     ok("stopp", pod.id());
+  }
+
+  /**
+   * Imports the image archive {@code archive} (OCI or docker, as buildah or podman save it) into
+   * the CRI plugin's namespace, unpacked for its snapshotter, and tags it {@code name}, the name a
+   * pod then gives.
+   */
+  public void importArchive(Path archive, String name) {
+    String sock = dir.resolve("containerd.sock").toString();
+    java.util.Set<String> before = java.util.Set.of(Cmd.run(CTR.toString(), "--address", sock, "-n", "k8s.io", "images",
+        "ls", "-q").split("\n"));
+    Cmd.run(CTR.toString(), "--address", sock, "-n", "k8s.io", "images", "import", "--snapshotter", "native",
+        archive.toString());
+    List<String> added = java.util.Arrays.stream(Cmd.run(CTR.toString(), "--address", sock, "-n", "k8s.io", "images", "ls",
+        "-q").split("\n")).filter(n -> !n.isBlank() && !before.contains(n)).toList();
+    if (added.isEmpty()) {
+      throw new AssertionError("ctr images import of " + archive + " added no image");
+    }
+    // An OCI archive's short name (buildah's "shmguard:TAG") is imported as it is, but the CRI
+    // plugin knows the image by the name normalised (docker.io/library/shmguard:TAG) and asks
+    // containerd for that when it creates a container: that name is made too.
+    for (String n : added) {
+      String first = n.split("/")[0];
+      if (!n.startsWith("sha256:") && (!n.contains("/") || !(first.contains(".") || first.contains(":")))) {
+        Cmd.run(CTR.toString(), "--address", sock, "-n", "k8s.io", "images", "tag", "--force", n,
+            "docker.io/" + (n.contains("/") ? "" : "library/") + n);
+      }
+    }
+    Cmd.run(CTR.toString(), "--address", sock, "-n", "k8s.io", "images", "tag", "--force", added.get(0), name);
+    ok("image", name);
   }
 
   /** Runs the CRI client with {@code args} against this containerd and waits for it. */

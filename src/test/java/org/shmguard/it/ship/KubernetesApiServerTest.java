@@ -17,6 +17,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.shmguard.testing.ApiServerCluster;
 import org.shmguard.testing.Cmd;
 
 /**

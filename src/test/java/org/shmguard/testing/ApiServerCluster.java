@@ -1,4 +1,4 @@
-package org.shmguard.it.ship;
+package org.shmguard.testing;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -25,9 +25,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
-import org.shmguard.testing.Cmd;
-import org.shmguard.testing.Eventually;
-import org.shmguard.testing.Sandbox;
 
 /**
  * A Kubernetes control plane without nodes, started in the test sandbox: Debian's etcd-server and
@@ -36,14 +33,20 @@ import org.shmguard.testing.Sandbox;
  * on 127.0.0.1 on ports found free, with etcd's data, a CA, etcd's and the API server's
  * certificates, the service-account key and a token of group system:masters made here in a 0700
  * directory under the sandbox's /run. No controller manager, scheduler or kubelet runs: pods are
- * admitted and stay Pending. Ended by pid on close.
+ * admitted and stay Pending ({@link KubeletNode} adds a node). Ended by pid on close.
+ *
+ * <p>Started through a launcher ({@code nsenter --net=FILE --}), both run in that network
+ * namespace, where the test's JVM cannot connect: it then speaks to the API server through
+ * {@link #kubectl} alone.
  */
-final class ApiServerCluster implements AutoCloseable {
-  static final Path BUILD_SCRIPT = Path.of("src/test/k8s-apiserver/build-kube-apiserver.sh");
+public final class ApiServerCluster implements AutoCloseable {
+  public static final Path BUILD_SCRIPT = Path.of("src/test/k8s-apiserver/build-kube-apiserver.sh");
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Path dir;
   private final List<Process> daemons = new ArrayList<>();
+  private final List<String> launcher;
+  private Path binaries;
   private final String token = newToken();
   private int port;
   private int etcdClient;
@@ -55,8 +58,9 @@ final class ApiServerCluster implements AutoCloseable {
     return HexFormat.of().formatHex(b);
   }
 
-  private ApiServerCluster(Path dir) {
+  private ApiServerCluster(Path dir, List<String> launcher) {
     this.dir = dir;
+    this.launcher = List.copyOf(launcher);
   }
 
   /**
@@ -65,13 +69,18 @@ final class ApiServerCluster implements AutoCloseable {
    * {@code admissionConfig} (an AdmissionConfiguration, or null for none) as the admission
    * control config file; returns once /readyz answers ok.
    */
-  static ApiServerCluster start(Path binaries, String admissionConfig) throws Exception {
+  public static ApiServerCluster start(Path binaries, String admissionConfig) throws Exception {
+    return start(binaries, admissionConfig, List.of());
+  }
+
+  /** As {@link #start(Path, String)}, etcd and kube-apiserver started through {@code launcher}. */
+  public static ApiServerCluster start(Path binaries, String admissionConfig, List<String> launcher) throws Exception {
     Sandbox.require();
     assumeTrue(Files.isExecutable(Path.of("/usr/bin/etcd")), "needs etcd (Debian package etcd-server)");
     assumeTrue(Files.isExecutable(Path.of("/usr/bin/openssl")), "needs openssl (Debian package openssl)");
     Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "apiserver-",
         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    ApiServerCluster c = new ApiServerCluster(dir);
+    ApiServerCluster c = new ApiServerCluster(dir, launcher);
     try {
       c.startAll(binaries, admissionConfig);
       return c;
@@ -86,7 +95,7 @@ final class ApiServerCluster implements AutoCloseable {
    * (minutes) where the cache lacks them and Debian's Go and the source package can be had; the
    * calling test is skipped otherwise.
    */
-  static Path binaries() throws Exception {
+  public static Path binaries() throws Exception {
     Sandbox.require();
     assumeTrue(Files.isExecutable(Path.of("/usr/bin/go")), "needs Debian's Go (golang-go) to build kube-apiserver");
     Process p = new ProcessBuilder("bash", BUILD_SCRIPT.toString()).redirectErrorStream(false)
@@ -98,6 +107,7 @@ final class ApiServerCluster implements AutoCloseable {
   }
 
   private void startAll(Path binaries, String admissionConfig) throws Exception {
+    this.binaries = binaries;
     // One CA signs every certificate. etcd listens on loopback, where any local user could reach
     // it, so it takes only clients and peers with a certificate of this CA (its key stays in
     // this 0700 directory).
@@ -134,6 +144,8 @@ final class ApiServerCluster implements AutoCloseable {
         "--service-account-signing-key-file=" + path("sa.key"), "--service-cluster-ip-range=10.96.0.0/24",
         "--enable-admission-plugins=NamespaceLifecycle,Priority,ResourceQuota",
         "--disable-admission-plugins=ServiceAccount",
+        // A node is reached at its InternalIP (logs, exec): its name resolves nowhere.
+        "--kubelet-preferred-address-types=InternalIP,Hostname",
         "--enable-priority-and-fairness=false", "--profiling=false", "--logtostderr=true", "--v=1"));
     if (admissionConfig != null) {
       Files.writeString(dir.resolve("admission.yaml"), admissionConfig);
@@ -165,6 +177,9 @@ final class ApiServerCluster implements AutoCloseable {
         throw new AssertionError(p.info().command().orElse("?") + " exited (" + p.exitValue() + "):\n" + logTail());
       }
     }
+    if (!launcher.isEmpty()) {
+      return kubectl("get", "--raw", "/readyz").status() == 0;
+    }
     try {
       return request("GET", "/readyz", null).statusCode() == 200;
     } catch (IOException e) {
@@ -172,17 +187,35 @@ final class ApiServerCluster implements AutoCloseable {
     }
   }
 
+  /** Runs the cached kubectl 1.20 with {@code args} as the admin, through the launcher, and waits for it. */
+  public Cmd.Result kubectl(String... args) {
+    List<String> cmd = new ArrayList<>(launcher);
+    cmd.addAll(List.of(binaries.resolve("kubectl").toString(), "--kubeconfig", kubeconfig().toString(), "--request-timeout=60s"));
+    cmd.addAll(List.of(args));
+    return Cmd.exec(cmd.toArray(String[]::new));
+  }
+
+  /** The admin's bearer token (group system:masters). */
+  public String token() {
+    return token;
+  }
+
+  /** The API server's address, as a kubeconfig names it. */
+  public String server() {
+    return "https://127.0.0.1:" + port;
+  }
+
   /** A kubeconfig for this cluster's admin (group system:masters). */
-  Path kubeconfig() {
+  public Path kubeconfig() {
     return dir.resolve("kubeconfig");
   }
 
-  Path dir() {
+  public Path dir() {
     return dir;
   }
 
   /** {@code method path} with {@code body} (JSON, or null) as the admin; the answer as it came. */
-  HttpResponse<String> request(String method, String path, Object body) throws IOException {
+  public HttpResponse<String> request(String method, String path, Object body) throws IOException {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + port + path))
         .header("Authorization", "Bearer " + token).timeout(Duration.ofSeconds(60));
     if (body != null) {
@@ -201,7 +234,7 @@ final class ApiServerCluster implements AutoCloseable {
   }
 
   /** GET {@code path} as JSON; fails the test unless the server answers 200. */
-  JsonNode get(String path) throws IOException {
+  public JsonNode get(String path) throws IOException {
     HttpResponse<String> r = request("GET", path, null);
     if (r.statusCode() != 200) {
       throw new AssertionError("GET " + path + ": " + r.statusCode() + " " + r.body());
@@ -210,7 +243,7 @@ final class ApiServerCluster implements AutoCloseable {
   }
 
   /** GET {@code path} from etcd over TLS that trusts the CA but shows no client certificate. */
-  HttpResponse<String> etcdWithoutClientCertificate(String path) throws Exception {
+  public HttpResponse<String> etcdWithoutClientCertificate(String path) throws Exception {
     HttpClient anonymous = HttpClient.newBuilder().sslContext(trusting(dir.resolve("ca.crt")))
         .connectTimeout(Duration.ofSeconds(10)).build();
     return anonymous.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + etcdClient + path))
@@ -218,7 +251,7 @@ final class ApiServerCluster implements AutoCloseable {
   }
 
   /** The last lines etcd and kube-apiserver printed, for a failure message. */
-  String logTail() {
+  public String logTail() {
     StringBuilder s = new StringBuilder();
     for (String name : List.of("etcd", "kube-apiserver")) {
       try {
@@ -262,7 +295,9 @@ final class ApiServerCluster implements AutoCloseable {
   }
 
   private void launch(String name, String... command) throws IOException {
-    daemons.add(new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(dir.resolve(name + ".out").toFile())
+    List<String> cmd = new ArrayList<>(launcher);
+    cmd.addAll(List.of(command));
+    daemons.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve(name + ".out").toFile())
         .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start());
   }
 
