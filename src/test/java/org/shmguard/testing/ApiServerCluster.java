@@ -267,7 +267,7 @@ public final class ApiServerCluster implements AutoCloseable {
           lines = lines.subList(Math.max(0, cause - 20), Math.min(lines.size(), cause + 40));
         }
         s.append("--- ").append(name).append('\n')
-            .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()))).append('\n');
+            .append(LogTail.last(lines, 60)).append('\n');
       } catch (IOException e) {
         s.append("--- ").append(name).append(": no log\n");
       }

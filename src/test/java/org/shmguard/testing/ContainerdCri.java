@@ -472,12 +472,7 @@ public final class ContainerdCri implements AutoCloseable {
   }
 
   private String tail() {
-    try {
-      List<String> lines = Files.readAllLines(dir.resolve("containerd.log"));
-      return "containerd's log ends: " + String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
-    } catch (IOException e) {
-      return "containerd's log (" + e + ")";
-    }
+    return "containerd's log ends: " + LogTail.of(dir.resolve("containerd.log"), 30);
   }
 
   /**

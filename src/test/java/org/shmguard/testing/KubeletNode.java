@@ -336,12 +336,7 @@ public final class KubeletNode implements AutoCloseable {
 
   /** The kubelet's last lines, for a failure message. */
   public String logTail() {
-    try {
-      List<String> lines = Files.readAllLines(dir.resolve("kubelet.log"));
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
-    } catch (IOException e) {
-      return "no kubelet log (" + e + ")";
-    }
+    return LogTail.of(dir.resolve("kubelet.log"), 40);
   }
 
   /** Deletes every pod, then ends the kubelet, containerd, the control plane, and removes the mounts, cgroups and directories. Idempotent. */

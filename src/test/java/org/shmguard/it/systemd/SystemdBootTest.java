@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.shmguard.testing.Cmd;
+import org.shmguard.testing.LogTail;
 import org.shmguard.testing.Sandbox;
 
 /**
@@ -177,8 +178,7 @@ class SystemdBootTest {
   }
 
   private static String tail(Path log) throws IOException {
-    List<String> lines = Files.exists(log) ? Files.readAllLines(log) : List.of();
-    return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+    return LogTail.last(Files.exists(log) ? Files.readAllLines(log) : List.of(), 40);
   }
 
   private static void deleteTree(Path p) throws IOException {
