@@ -100,17 +100,19 @@ public final class Service implements AutoCloseable {
       HolderState state = HolderState.at(options.stateDirectory(), paths);
       ServiceNotifier notifier = ServiceNotifier.fromEnvironment();
       daemon = Daemon.create(config, paths, outputs, notifier, remounter, PassThread.DEADLINE, state);
+      // RELOAD's handler is in place before the socket answers: a reload asked the moment it listens is run, not
+      // told that this daemon has no configuration file (seen once in ConfigReloadTest)
+      ConfigReload reload = options.reloadFrom() == null ? null
+          : new ConfigReload(options.reloadFrom(), config, daemon, options.logLevel(), outputs.sink(), notifier);
+      if (reload != null) {
+        daemon.reloadWith(reload);
+      }
       advice = startAdvice(config, paths, daemon);
       if (advice != null) {
         advice.onAnswer(metrics::adviceAnswered);
         outputs.add(advice);
       }
       daemon.begin();
-      ConfigReload reload = options.reloadFrom() == null ? null
-          : new ConfigReload(options.reloadFrom(), config, daemon, options.logLevel(), outputs.sink(), notifier);
-      if (reload != null) {
-        daemon.reloadWith(reload);
-      }
       return new Service(metrics, advice, daemon, state, reload);
     } catch (IOException | RuntimeException | Error e) {
       if (daemon != null) {
