@@ -184,17 +184,7 @@ public final class Docker implements AutoCloseable {
           client(rm.toArray(String[]::new));
         }
       }
-      daemon.destroy();
-      if (!daemon.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
-        daemon.destroyForcibly().waitFor();
-      }
-      String mark = dir.toString();
-      List<ProcessHandle> left = ProcessHandle.allProcesses()
-          .filter(h -> h.info().commandLine().map(c -> c.contains(mark)).orElse(false)).toList();
-      for (ProcessHandle h : left) {
-        h.destroyForcibly();
-        h.onExit().join();
-      }
+      RuntimeTeardown.endDaemonAndItsHelpers(daemon, dir);
       RuntimeTeardown.unmountUnder(dir);
       RuntimeTeardown.removeCgroups(cgroupTop);
       RuntimeTeardown.delete(dir);

@@ -19,6 +19,23 @@ final class RuntimeTeardown {
   private RuntimeTeardown() {}
 
   /** Lazily unmounts every mount at or under {@code dir}, deepest (latest) first. */
+  /**
+   * Ends {@code daemon} (SIGTERM, then SIGKILL after 30 s), then, by pid, every process whose
+   * command line names {@code dir}: the shims and helpers a runtime started for the set-up.
+   */
+  static void endDaemonAndItsHelpers(Process daemon, Path dir) throws InterruptedException {
+    daemon.destroy();
+    if (!daemon.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+      daemon.destroyForcibly().waitFor();
+    }
+    String mark = dir.toString();
+    for (ProcessHandle h : ProcessHandle.allProcesses()
+        .filter(p -> p.info().commandLine().map(c -> c.contains(mark)).orElse(false)).toList()) {
+      h.destroyForcibly();
+      h.onExit().join();
+    }
+  }
+
   static void unmountUnder(Path dir) throws IOException, InterruptedException {
     String mark = dir.toString();
     List<String> mounts = Files.readAllLines(Path.of("/proc/self/mountinfo"));
