@@ -82,9 +82,10 @@ public final class AdviceResponder {
     return s.body(req, view.get());
   }
 
-  /** Told the action of every answer given over the socket, and its mount. */
-  public void onAnswer(java.util.function.BiConsumer<String, ShmMount> listener) {
+  /** Tells {@code listener} the action of every answer given over the socket, and its mount (metrics count them). */
+  public AdviceResponder reportAnswersTo(java.util.function.BiConsumer<String, ShmMount> listener) {
     this.answered = listener;
+    return this;
   }
 
   /** An answer to a client: the advice, reported to the listener. */

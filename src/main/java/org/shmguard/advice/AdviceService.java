@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * daemon hands it every report ({@link #export}) and needs nothing else from this package.
  *
  * <pre>{@code
- * AdviceService advice = AdviceService.start(config, paths, daemon.rootRequests());
+ * AdviceService advice = AdviceService.start(config, paths, daemon.rootRequests(), metrics::adviceAnswered);
  * outputs.add(advice);
  * }</pre>
  */
@@ -43,15 +43,17 @@ public final class AdviceService implements Output, Consumer<Judgement>, Closeab
 
   /**
    * Opens the socket (or takes systemd's) and returns the running service; root's SCAN is answered
-   * as {@code shmguard scan} prints it ({@link ScanAnswer}).
+   * as {@code shmguard scan} prints it ({@link ScanAnswer}); {@code answered} is told the action of
+   * every ADVISE answer and the mount it was about, from the first (the metrics count them).
    */
-  public static AdviceService start(Config config, HostPaths paths, HostActions actions) throws IOException {
+  public static AdviceService start(Config config, HostPaths paths, HostActions actions,
+      java.util.function.BiConsumer<String, ShmMount> answered) throws IOException {
     Config.Advice c = config.advice();
     HostGpus gpus = NvidiaProc.read(paths);
     LOG.info("advice: NVIDIA driver {}, {} GPU(s) listed", gpus.driver() == null ? "not found" : gpus.driver(), gpus.gpuCount());
     AtomicReference<Judgement> ref = new AtomicReference<>();
     AdviceResponder responder = new AdviceResponder(ref::get, () -> gpus, new AdviceEngine(c.defaultLocalRanks()), actions)
-        .answerChecks(HealthAnswer.of(config)).answerScans(ScanAnswer.of(config));
+        .answerChecks(HealthAnswer.of(config)).answerScans(ScanAnswer.of(config)).reportAnswersTo(answered);
     AdviceServer.Limits limits = AdviceServer.Limits.of(c);
     AdviceServer server = AdviceServer.inherited(responder, limits);
     if (server == null) {
@@ -60,11 +62,6 @@ public final class AdviceService implements Output, Consumer<Judgement>, Closeab
     AdviceService service = new AdviceService(ref, responder, server, new AdviceFile(c.envFile()));
     server.start();
     return service;
-  }
-
-  /** Told the action of every ADVISE answer and the mount it was about (metrics count them). */
-  public void onAnswer(java.util.function.BiConsumer<String, ShmMount> listener) {
-    responder.onAnswer(listener);
   }
 
   /** A pass's report: its plan's {@link Action.Advise} is what advice is about from now on. */

@@ -26,7 +26,7 @@ import org.shmguard.remedy.RemountOutcome;
  * The server checks the peer before either is asked.
  *
  * <pre>{@code
- * AdviceService.start(config, paths, daemon.rootRequests());
+ * AdviceService.start(config, paths, daemon.rootRequests(), metrics::adviceAnswered);
  * }</pre>
  */
 final class RootRequests implements HostActions {

@@ -90,12 +90,11 @@ public final class Service implements AutoCloseable {
       // make-cds-archive's training run (a dry run, to record the daemon's classes): its findings are no alerts.
       journal = new LogAlertSink();
     }
-    MetricsOutputs metrics = MetricsOutputs.start(config, journal);
+    Outputs outputs = new Outputs(journal.describe()).add(new AlertOutput(journal));
+    MetricsOutputs metrics = MetricsOutputs.start(config, outputs);
     AdviceService advice = null;
     Daemon daemon = null;
     try {
-      Outputs outputs = new Outputs(journal.describe())
-          .add(new AlertOutput(journal)).add(metrics);
       Remounter remounter = Remounter.create(config.remount(), paths, Clock.systemUTC()).dryRun(config.reap().dryRun());
       HolderState state = HolderState.at(options.stateDirectory(), paths);
       ServiceNotifier notifier = ServiceNotifier.fromEnvironment();
@@ -107,9 +106,8 @@ public final class Service implements AutoCloseable {
       if (reload != null) {
         daemon.reloadWith(reload);
       }
-      advice = startAdvice(config, paths, daemon);
+      advice = startAdvice(config, paths, daemon, metrics);
       if (advice != null) {
-        advice.onAnswer(metrics::adviceAnswered);
         outputs.add(advice);
       }
       daemon.begin();
@@ -131,13 +129,13 @@ public final class Service implements AutoCloseable {
    * sent. A socket it cannot make is logged and the daemon goes on without it (null); another
    * daemon answering there is thrown ({@link SocketInUseException}): this one must not start.
    */
-  private static AdviceService startAdvice(Config config, HostPaths paths, Daemon daemon)
+  private static AdviceService startAdvice(Config config, HostPaths paths, Daemon daemon, MetricsOutputs metrics)
       throws IOException {
     if (!config.advice().enabled()) {
       return null;
     }
     try {
-      return AdviceService.start(config, paths, daemon.rootRequests());
+      return AdviceService.start(config, paths, daemon.rootRequests(), metrics::adviceAnswered);
     } catch (SocketInUseException e) {
       throw e;
     } catch (IOException e) {

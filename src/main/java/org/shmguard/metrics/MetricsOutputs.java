@@ -4,9 +4,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import org.shmguard.config.Config;
 import org.shmguard.alert.Alert;
-import org.shmguard.alert.AlertSink;
 import org.shmguard.alert.LogAlertSink;
+import org.shmguard.engine.AlertOutput;
 import org.shmguard.engine.Output;
+import org.shmguard.engine.Outputs;
 import org.shmguard.engine.PassReport;
 import org.shmguard.model.ShmMount;
 
@@ -17,8 +18,8 @@ import org.shmguard.model.ShmMount;
  * judgement and reap outcomes, each remount's outcome, each alert by kind.
  *
  * <pre>{@code
- * MetricsOutputs metrics = MetricsOutputs.start(config, journal);
- * outputs.add(metrics);
+ * Outputs outputs = new Outputs(journal.describe()).add(new AlertOutput(journal));
+ * MetricsOutputs metrics = MetricsOutputs.start(config, outputs); // one of the outputs now
  * }</pre>
  */
 public final class MetricsOutputs implements MetricsSink, Output, AutoCloseable {
@@ -35,41 +36,33 @@ public final class MetricsOutputs implements MetricsSink, Output, AutoCloseable 
   }
 
   /**
-   * Starts what {@code config} asks for. An address it cannot listen on now is not an error: the
-   * endpoint is tried again in the background (see {@link MetricsPort}), and {@code alerts} is
-   * told once that it is unavailable and once that it listens; both alerts, the metrics' own, are
-   * counted here too.
+   * Starts what {@code config} asks for and adds itself to {@code outputs}, the daemon's. An address
+   * it cannot listen on now is not an error: the endpoint is tried again in the background (see
+   * {@link MetricsPort}), and {@code outputs} is told once that it is unavailable and once that it
+   * listens, each as a report between passes: journald and the alert counter hear of them as of any
+   * other alert, through the one path.
    */
-  public static MetricsOutputs start(Config config, AlertSink alerts) {
-    return start(config, alerts, MetricsPort.Backoff.STANDARD);
+  public static MetricsOutputs start(Config config, Outputs outputs) {
+    return start(config, outputs, MetricsPort.Backoff.STANDARD);
   }
 
-  /** As above, with alerts going to the log. */
+  /** As above, on its own: the port's alerts go to the log (and are counted here). */
   public static MetricsOutputs start(Config config) {
-    return start(config, new LogAlertSink());
+    LogAlertSink log = new LogAlertSink();
+    return start(config, new Outputs(log.describe()).add(new AlertOutput(log)));
   }
 
-  static MetricsOutputs start(Config config, AlertSink alerts, MetricsPort.Backoff backoff) {
+  static MetricsOutputs start(Config config, Outputs outputs, MetricsPort.Backoff backoff) {
     Config.Metrics m = config.metrics();
     ShmMetrics metrics = ShmMetrics.create();
     Liveness liveness = Liveness.forInterval(config.daemon().interval());
-    MetricsOutputs outputs = new MetricsOutputs(metrics, liveness,
+    MetricsOutputs started = new MetricsOutputs(metrics, liveness,
         m.writesTextfile() ? new Textfile(Path.of(m.textfile())) : null);
+    outputs.add(started); // before the port: its first alert, raised while it opens, is counted
     if (m.serves()) {
-      outputs.endpoint = MetricsPort.open(metrics, m.listen(), liveness, backoff, new AlertSink() {
-        @Override
-        public void emit(Alert alert) {
-          outputs.count(alert);
-          alerts.emit(alert);
-        }
-
-        @Override
-        public String describe() {
-          return alerts.describe();
-        }
-      });
+      started.endpoint = MetricsPort.open(metrics, m.listen(), liveness, backoff, outputs.sink());
     }
-    return outputs;
+    return started;
   }
 
   /** Counts what {@code report} says: the pass, each remount, each alert. */

@@ -16,6 +16,8 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.shmguard.config.Config;
+import org.shmguard.engine.AlertOutput;
+import org.shmguard.engine.Outputs;
 import org.shmguard.alert.Alert;
 import org.shmguard.alert.EventKind;
 import org.shmguard.testing.Eventually;
@@ -31,6 +33,11 @@ class MetricsPortTest {
   private static final MetricsPort.Backoff QUICK = new MetricsPort.Backoff(Duration.ofMillis(50), Duration.ofMillis(200));
   private final RecordingSink sink = new RecordingSink();
 
+  /** The daemon's outputs as Service makes them: the alerts' sink (here a recorder), the metrics added by start. */
+  private Outputs outputs() {
+    return new Outputs(sink.describe()).add(new AlertOutput(sink));
+  }
+
   private static Config listening(String listen) {
     return TestConfig.parse("metrics:\n  listen: \"" + listen + "\"\n");
   }
@@ -39,7 +46,7 @@ class MetricsPortTest {
   void aBusyPortIsAlertedOnceAndServedSoonAfterItIsFreed() throws Exception {
     ServerSocket squatter = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     int port = squatter.getLocalPort();
-    try (MetricsOutputs metrics = MetricsOutputs.start(listening("127.0.0.1:" + port), sink, QUICK)) {
+    try (MetricsOutputs metrics = MetricsOutputs.start(listening("127.0.0.1:" + port), outputs(), QUICK)) {
       assertThat(metrics.port()).isEqualTo(-1);
       Alert down = sink.await(a -> a.kind() == EventKind.METRICS_UNAVAILABLE, PATIENCE).alert();
       assertThat(down.field("SHM_LISTEN")).isEqualTo("127.0.0.1:" + port);
@@ -65,7 +72,7 @@ class MetricsPortTest {
   @Test
   void anAddressNotOnThisHostIsRetriedUntilClosedAndThenLeftAlone() throws Exception {
     // 192.0.2.1 is TEST-NET-1 (RFC 5737): never assigned to a host, so bind fails with EADDRNOTAVAIL.
-    MetricsOutputs metrics = MetricsOutputs.start(listening("192.0.2.1:9477"), sink, QUICK);
+    MetricsOutputs metrics = MetricsOutputs.start(listening("192.0.2.1:9477"), outputs(), QUICK);
     try {
       Alert down = sink.await(a -> a.kind() == EventKind.METRICS_UNAVAILABLE, PATIENCE).alert();
       assertThat(down.field("SHM_REASON")).containsIgnoringCase("assign");
@@ -84,7 +91,7 @@ class MetricsPortTest {
     int port;
     try (ServerSocket squatter = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
       port = squatter.getLocalPort();
-      MetricsOutputs.start(listening("127.0.0.1:" + port), sink, QUICK).close();
+      MetricsOutputs.start(listening("127.0.0.1:" + port), outputs(), QUICK).close();
     }
     Thread.sleep(600); // three tries' worth of backoff
     assertThatThrownBy(() -> {
@@ -97,7 +104,7 @@ class MetricsPortTest {
 
   @Test
   void aFreePortListensAtOnceWithoutAlerts() throws Exception {
-    try (MetricsOutputs metrics = MetricsOutputs.start(listening("127.0.0.1:0"), sink, QUICK)) {
+    try (MetricsOutputs metrics = MetricsOutputs.start(listening("127.0.0.1:0"), outputs(), QUICK)) {
       assertThat(metrics.port()).isPositive();
       assertThat(get(metrics.port(), "/-/healthy").statusCode()).isEqualTo(200);
       assertThat(sink.all()).isEmpty();

@@ -66,7 +66,7 @@ class AdviceResponderTest {
       Judgement j = Engine.create(TestConfig.load(TestConfig.watching(shm.path(), "2m")), HostPaths.system()).judge();
       AdviceResponder responder = new AdviceResponder(() -> j, HostGpus::unknown, new AdviceEngine(8), HostActions.none());
       List<String> answered = new ArrayList<>();
-      responder.onAnswer((advice, mount) -> answered.add(advice + " " + mount.dev()));
+      responder.reportAnswersTo((advice, mount) -> answered.add(advice + " " + mount.dev()));
 
       String reply = responder.respond(Request.parse("ADVISE v1 ranks=2 dev=" + shm.dev()), NOBODY);
 

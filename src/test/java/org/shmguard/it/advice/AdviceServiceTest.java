@@ -30,7 +30,7 @@ class AdviceServiceTest {
   private static final Duration PATIENCE = Duration.ofSeconds(30);
 
   @Test
-  void onlyAPlansAdviseChangesTheAnswersAndTheAdviceFile() throws Exception {
+  void onlyAPlansAdviseChangesTheAnswersAndTheAdviceFileAndEachAnswerIsCounted() throws Exception {
     Sandbox.require();
     Path dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "advice-service-");
     Path socket = dir.resolve("advice.sock");
@@ -38,7 +38,9 @@ class AdviceServiceTest {
     Config config = TestConfig.load(TestConfig.write("mounts: [/dev/shm]\nreap:\n  requireHostPidNamespace: false\n"
         + "advice:\n  socket: " + socket + "\n  envFile: " + envFile + "\n"));
     Judgement j = Engine.create(config, HostPaths.system()).judge();
-    try (AdviceService advice = AdviceService.start(config, HostPaths.system(), HostActions.none())) {
+    List<String> answered = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try (AdviceService advice = AdviceService.start(config, HostPaths.system(), HostActions.none(),
+        (action, mount) -> answered.add(action + " " + mount.path()))) {
       advice.export(PassReport.of(Alert.of(EventKind.SUMMARY, "summary: /dev/shm is 0% full (ok)")));
       advice.export(new PassReport(j, new Plan(List.of(), null), List.of(), List.of(), List.of(), false, Duration.ZERO));
 
@@ -50,6 +52,8 @@ class AdviceServiceTest {
           Duration.ZERO));
 
       assertThat(AdviceClient.ask(socket, "ADVISE v1", PATIENCE)).contains("SHMGUARD_MOUNT=/dev/shm");
+      // the refused ask is no answer; the one answer is told to the metrics' listener, with its mount
+      assertThat(answered).singleElement().asString().endsWith(" /dev/shm");
       Eventually.until("the advice file", PATIENCE, () -> Files.exists(envFile));
       assertThat(Files.readString(envFile)).contains("SHMGUARD_ADVICE=", "SHMGUARD_MOUNT=/dev/shm");
     } finally {
