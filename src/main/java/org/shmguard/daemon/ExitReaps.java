@@ -27,11 +27,11 @@ import org.slf4j.LoggerFactory;
  * between its judgement and its reap.
  *
  * <pre>{@code
- * ExitReaps reaps = new ExitReaps(engine, outputs, () -> status.last());
+ * ExitReaps reaps = new ExitReaps(engine, outputs, () -> ledger.status().last());
  * engine.yieldingTo(reaps::between);
  * reaps.watching(pids, pidfds);                                // before a full pass
  * Engine.Exit e = passThread.run(() -> reaps.run(pids, now)); // an exit the worker saw
- * for (ExitReaps.Yielded y : reaps.yielded()) { ... }        // after the full pass
+ * long took = ledger.yielded(reaps.yielded());                // after the full pass: PassLedger
  * }</pre>
  */
 final class ExitReaps {
@@ -56,7 +56,7 @@ final class ExitReaps {
 
   /**
    * What an exit pass inside a full pass did, for the worker to account for once the full pass is
-   * over; {@code tookNanos}: its wall time, which is the exit pass's, not the full pass's.
+   * over ({@link PassLedger#yielded}); {@code tookNanos}: its wall time, which is the exit pass's, not the full pass's.
    */
   record Yielded(int[] pids, Engine.Exit exit, long at, long tookNanos) {}
 
