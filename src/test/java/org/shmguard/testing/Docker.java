@@ -6,12 +6,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A real Docker for tests: Debian 12's docker.io 20.10 (dockerd, the containerd it starts, runc),
  * as root, with no registry. The daemon and everything it keeps live in a fresh directory under
- * the test sandbox's own mounts ({@link Sandbox#MOUNTS}): its {@code --data-root},
+ * the test sandbox's own mounts ({@link Sandbox#MOUNTS}), a tmpfs of its own: its {@code --data-root},
  * {@code --exec-root} (containerd's state and sockets too), pid file, API socket, configuration
  * file and trust key. No bridge, no iptables; the one image, {@link #IMAGE}, is {@code docker
  * import}ed from a busybox-static root. Containers' cgroups go under a parent of the set-up's own
@@ -27,9 +29,22 @@ import java.util.List;
  *
  * <p>Start-up is seconds on a loaded machine: a test class shares one. The client and daemon are
  * always called by their full paths ({@code /usr/bin/docker}, {@code /usr/sbin/dockerd}).
+ *
+ * <p>A test that needs python3 in its containers asks for {@link #pythonImage()}: the cached Debian
+ * root of {@link PythonRoot}, imported on the first call only, then run with
+ * {@link #runDetached(String, List, String...)}.
  */
 public final class Docker implements AutoCloseable {
   public static final String IMAGE = "busybox:shmguard";
+  /** {@link PythonRoot}'s Debian root with python3, imported by {@link #pythonImage()}. */
+  public static final String PYTHON_IMAGE = "python:shmguard";
+  /**
+   * What a job's container never reads, left out of an imported root: apt's downloaded packages
+   * and lists, documentation, manual pages and translations (the python root's 235 MB become
+   * 100 MB), and the root's device nodes (Docker mounts a /dev of its own over them).
+   */
+  private static final String[] IMPORT_EXCLUDES = {"./dev/*", "./var/cache/apt/*", "./var/lib/apt/lists/*",
+      "./usr/share/doc/*", "./usr/share/man/*", "./usr/share/info/*", "./usr/share/locale/*"};
   private static final Path CLIENT = Path.of("/usr/bin/docker");
   private static final Path DAEMON = Path.of("/usr/sbin/dockerd");
   private static final String[] APPLETS = {"sh", "sleep", "echo", "cat", "printf", "true", "ls", "head", "tail", "df", "kill",
@@ -39,6 +54,8 @@ public final class Docker implements AutoCloseable {
   private final String cgroupTop;
   private final Process daemon;
   private long startMillis;
+  /** The images imported into this daemon with the milliseconds each import took. */
+  private final Map<String, Long> imported = new HashMap<>();
   private boolean closed;
 
   private Docker(Path dir, String cgroupTop, Process daemon, long startMillis) {
@@ -67,6 +84,14 @@ public final class Docker implements AutoCloseable {
     Path dir;
     try {
       dir = Files.createTempDirectory(Files.createDirectories(Sandbox.MOUNTS), "docker-");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    try {
+      // A tmpfs of the set-up's own: an imported Debian root and each container's two vfs copies
+      // of it (an init layer and the container's own) take about 300 MB, which would crowd the
+      // sandbox's 512 MiB /run. Memory is used only as it fills; close unmounts it.
+      Cmd.run("mount", "-t", "tmpfs", "-o", "size=2g,mode=0700", "shmguard-test-docker", dir.toString());
       Path root = Files.createDirectories(dir.resolve("rootfs/bin"));
       Files.copy(Path.of("/bin/busybox"), root.resolve("busybox"));
       for (String applet : APPLETS) {
@@ -79,7 +104,7 @@ public final class Docker implements AutoCloseable {
       Files.writeString(dir.resolve("daemon.json"), "{\"deprecated-key-path\": \"" + dir.resolve("key.json") + "\""
           + (runtime == null ? "" : ", \"runtimes\": {\"shmguard\": {\"path\": \"" + runtime + "\"}}") + "}\n");
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      throw abandon(dir, e);
     }
     String cgroupTop = "/shmguard-test-" + dir.getFileName();
     long t0 = System.nanoTime();
@@ -92,7 +117,7 @@ public final class Docker implements AutoCloseable {
           "--exec-opt", "native.cgroupdriver=cgroupfs", "--cgroup-parent=" + cgroupTop + "/docker")
           .redirectErrorStream(true).redirectOutput(dir.resolve("dockerd.log").toFile()).start();
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      throw abandon(dir, e);
     }
     Docker docker = new Docker(dir, cgroupTop, daemon, 0);
     try {
@@ -109,6 +134,53 @@ public final class Docker implements AutoCloseable {
       docker.close();
       throw e;
     }
+  }
+
+  /**
+   * {@link #PYTHON_IMAGE}, imported from {@link PythonRoot} (made first where it is not cached, or
+   * the test skipped) on the first call to this Docker; later calls return at once.
+   */
+  public String pythonImage() throws IOException, InterruptedException {
+    importRoot(PythonRoot.prepare(), PYTHON_IMAGE);
+    return PYTHON_IMAGE;
+  }
+
+  /**
+   * Imports the directory {@code root} as the image {@code image} ({@code tar -C root -c . | docker
+   * import - image}, without what {@link #IMPORT_EXCLUDES} names), once per image and Docker start;
+   * how many milliseconds the import took (the first call's, for the later ones).
+   */
+  public synchronized long importRoot(Path root, String image) {
+    Long known = imported.get(image);
+    if (known != null) {
+      return known;
+    }
+    long t0 = System.nanoTime();
+    List<String> cmd = new ArrayList<>(List.of("bash", "-o", "pipefail", "-c",
+        "root=$1 client=$2 host=$3 image=$4; shift 4; tar -C \"$root\" \"$@\" -c . | \"$client\" -H \"$host\" import - \"$image\"",
+        "bash", root.toString(), CLIENT.toString(), "unix://" + dir.resolve("docker.sock"), image));
+    for (String exclude : IMPORT_EXCLUDES) {
+      cmd.add("--exclude=" + exclude);
+    }
+    Cmd.run(cmd.toArray(String[]::new));
+    long millis = (System.nanoTime() - t0) / 1_000_000;
+    imported.put(image, millis);
+    System.out.printf("imported %s as %s in %d ms%n", root, image, millis);
+    return millis;
+  }
+
+  /** Unmounts and removes a set-up that could not be started; the error to throw. */
+  private static UncheckedIOException abandon(Path dir, IOException e) {
+    try {
+      RuntimeTeardown.unmountUnder(dir);
+      RuntimeTeardown.delete(dir);
+    } catch (IOException | InterruptedException again) {
+      if (again instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      e.addSuppressed(again);
+    }
+    return new UncheckedIOException(e);
   }
 
   /** How long dockerd took from its start to its first answer. */
@@ -144,9 +216,14 @@ public final class Docker implements AutoCloseable {
 
   /** Starts {@code command} in a new detached container of {@link #IMAGE} with {@code options} ({@code --network=none} added); its full id. */
   public String runDetached(List<String> options, String... command) {
+    return runDetached(IMAGE, options, command);
+  }
+
+  /** As {@link #runDetached(List, String...)}, in a container of {@code image} (one {@link #importRoot} imported). */
+  public String runDetached(String image, List<String> options, String... command) {
     List<String> args = new ArrayList<>(List.of("run", "-d", "--network=none"));
     args.addAll(options);
-    args.add(IMAGE);
+    args.add(image);
     args.addAll(List.of(command));
     return ok(args.toArray(String[]::new));
   }
