@@ -269,10 +269,12 @@ public final class KubeletNode implements AutoCloseable {
 
   /** As {@link #delete(String)}, in {@code namespace}. */
   public void delete(String namespace, String name) {
+    long t0 = System.nanoTime();
     Cmd.Result r = kubectl("delete", "pod", "-n", namespace, name, "--grace-period=1", "--wait=true", "--timeout=120s");
     if (r.status() != 0) {
       throw new AssertionError("kubectl delete pod " + name + ": " + r.err() + "\n" + logTail());
     }
+    System.out.printf("kubelet node: pod %s/%s deleted in %d ms%n", namespace, name, (System.nanoTime() - t0) / 1_000_000);
   }
 
   /** Where the kubelet mounts the pod's emptyDir {@code volume}: {@code /var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~empty-dir/<volume>}. */
