@@ -3,12 +3,18 @@ package org.shmguard.host;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.shmguard.model.Dev;
+import org.shmguard.model.ShmMount;
 import org.shmguard.model.Workload;
 
-/** Which host mount points are a runtime's pod or container shm, by their shape alone (no kernel). */
+/** Which host mount points are a runtime's pod or container shm, by their shape alone (no kernel, no root). */
 class RuntimeVolumesTest {
   private static final String UID = "0d6f3c1e-8a2b-4c5d-9e7f-1234567890ab";
   private static final String ID = "d70d4d02febefc37abfa7abc15836dee99e6dbaa09e047a61654ef08baeabc68";
@@ -65,6 +71,30 @@ class RuntimeVolumesTest {
     assertThat(RuntimeVolumes.shapeOf(mp, roots, Map.of("/srv/kubelet", "/mnt/disk1/kubelet"))).isNotNull();
     assertThat(RuntimeVolumes.shapeOf(mp, roots, Map.of())).isNull();
     assertThat(RuntimeVolumes.shapeOf("/var/lib/docker/containers/" + ID + "/mounts/shm", roots, Map.of())).isNull();
+  }
+
+  /**
+   * What an ordinary user can put at a volume's path (KubeletCrashLoopTest tries it on a real
+   * kubelet): a FUSE mount (fusermount3 mounts on a directory they may write) or a bind of one
+   * of a tmpfs's directories is never a pod's volume, and a tmpfs of the right shape that cannot
+   * be reached on a handle is reported, not watched. The host root is an empty fixture: nothing
+   * of the machine's is read.
+   */
+  @Test
+  void aFuseMountOrABindOfATmpfsDirectoryAtAVolumePathIsNoPodsVolume(@TempDir Path hostRoot) {
+    String dir = "/var/lib/kubelet/pods/" + UID + "/volumes/kubernetes.io~empty-dir/dshm";
+    List<MountEntry> own = MountEntry.parseAll(String.join("\n",
+        "900 30 0:99 / " + dir + " rw,nosuid,nodev,relatime - fuse.fusefix fusefix rw,user_id=65534,group_id=65534",
+        "901 30 0:98 /sub " + dir.replace("dshm", "dshm2") + " rw,relatime - tmpfs tmpfs rw,size=1024k",
+        "902 30 0:97 / " + dir.replace("dshm", "dshm3") + " rw,relatime - tmpfs tmpfs rw,size=1024k", ""));
+    assertThat(own).hasSize(3);
+    Map<Dev, ShmMount> found = new HashMap<>();
+    List<String> warnings = new ArrayList<>();
+    new RuntimeVolumes(HostPaths.of(hostRoot.toString()), RuntimeRoots.DEFAULTS).discover(own, "mnt:[1]", "mountinfo",
+        found, warnings);
+    assertThat(found).isEmpty();
+    assertThat(warnings).singleElement()
+        .satisfies(w -> assertThat(w).contains(dir.replace("dshm", "dshm3") + " cannot be reached; not watched"));
   }
 
   @Test

@@ -49,6 +49,16 @@ public record CliRun(int status, String out, String err) {
     }
   }
 
+  /** The mount at {@code path} (its host path) in a {@code scan --json} document. */
+  public static JsonNode mountAt(JsonNode scan, java.nio.file.Path path) {
+    for (JsonNode m : scan.get("mounts")) {
+      if (m.get("path").asText().equals(path.toString())) {
+        return m;
+      }
+    }
+    throw new AssertionError(path + " is not among the mounts: " + scan.get("mounts"));
+  }
+
   /** The verdict of the segment {@code name} in a {@code scan --json} document. */
   public static String verdictOf(JsonNode scan, String name) {
     for (JsonNode s : scan.get("segments")) {

@@ -14,6 +14,7 @@ import java.util.stream.Stream;
  * here): a kubelet root whose {@code pods/<uid>/volumes/kubernetes.io~empty-dir/<name>} get real
  * tmpfs mounts as a memory-backed emptyDir does, and a pod log directory beside it with kubelet's
  * {@code <namespace>_<name>_<uid>} entries. close() unmounts every volume and removes it all.
+ * Used by the restart-loop benchmark alone; the scenario tests run a real kubelet ({@link KubeletNode}).
  *
  * <pre>{@code
  * try (KubeletLayout k = KubeletLayout.create()) {

@@ -269,10 +269,12 @@ public final class KubeletNode implements AutoCloseable {
 
   /** As {@link #delete(String)}, in {@code namespace}. */
   public void delete(String namespace, String name) {
+    long t0 = System.nanoTime();
     Cmd.Result r = kubectl("delete", "pod", "-n", namespace, name, "--grace-period=1", "--wait=true", "--timeout=120s");
     if (r.status() != 0) {
       throw new AssertionError("kubectl delete pod " + name + ": " + r.err() + "\n" + logTail());
     }
+    System.out.printf("kubelet node: pod %s/%s deleted in %d ms%n", namespace, name, (System.nanoTime() - t0) / 1_000_000);
   }
 
   /** Where the kubelet mounts the pod's emptyDir {@code volume}: {@code /var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~empty-dir/<volume>}. */
@@ -295,6 +297,23 @@ public final class KubeletNode implements AutoCloseable {
         + "if head -c 41943040 /dev/zero > $f 2>/dev/null; then w=ok; else w=\"failed at $(stat -c %s $f) bytes\"; fi; "
         + "echo \"attempt $n sees: [$seen] write: $w\" >> /count/log; exec 3<$f; "
         + "if [ $n -le 2 ]; then sleep 2; : > /count/exited$n; exit 1; fi; exec sleep 3600";
+    return pod(name, script, memoryEmptyDir);
+  }
+
+  /**
+   * A pod {@code name} in namespace default whose one container ({@link ContainerdCri#IMAGE}, on
+   * the node's network, restarted always) runs {@code script} with sh, after {@code n=<attempt>}
+   * is set and written to {@code /count/n} and {@code /count/started<n>} touched: {@code /count}
+   * is a disk emptyDir ({@link #count}) that outlives the attempts. With {@code memoryEmptyDir},
+   * /dev/shm is an emptyDir {@code dshm} {@code {medium: Memory, sizeLimit: 64Mi}}; otherwise the
+   * sandbox's.
+   */
+  public static ObjectNode attemptsPod(String name, String script, boolean memoryEmptyDir) {
+    return pod(name, "n=$(( $(cat /count/n 2>/dev/null || echo 0) + 1 )); echo $n > /count/n; : > /count/started$n; "
+        + script, memoryEmptyDir);
+  }
+
+  private static ObjectNode pod(String name, String script, boolean memoryEmptyDir) {
     ObjectNode pod = JSON.createObjectNode().put("apiVersion", "v1").put("kind", "Pod");
     pod.putObject("metadata").put("name", name).put("namespace", "default");
     ObjectNode spec = pod.putObject("spec").put("hostNetwork", true).put("dnsPolicy", "Default")

@@ -32,7 +32,7 @@ class CrioShmVolumeTest {
     Path config = TestConfig.write("mounts: [auto]\nreap:\n  requireHostPidNamespace: false\nruntimes:\n  kubeletRoot: \"\"\n"
         + "  dockerRoot: \"\"\n  containerStorage: [" + dir.resolve("graph") + ", " + dir.resolve("run") + "]\n");
     try (TmpfsMount shm = TmpfsMount.createAt(shmDir, "size=1m")) {
-      JsonNode m = PodVolumeTest.volumeIn(CliRun.scanJson(config), shmDir);
+      JsonNode m = CliRun.mountAt(CliRun.scanJson(config), shmDir);
       assertThat(m.get("container").asText()).isEqualTo("pod:" + UID);
       JsonNode w = m.get("workload");
       assertThat(w.get("runtime").asText()).isEqualTo("crio");

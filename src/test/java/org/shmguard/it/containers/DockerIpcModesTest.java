@@ -75,7 +75,7 @@ class DockerIpcModesTest {
     try {
       Path shm = docker.dataRoot().resolve("containers").resolve(id).resolve("mounts/shm");
       assertThat(hostMountinfo()).contains(" " + shm + " ");
-      JsonNode m = PodVolumeTest.volumeIn(CliRun.scanJson(config()), shm);
+      JsonNode m = CliRun.mountAt(CliRun.scanJson(config()), shm);
       assertThat(m.get("origin").asText()).isEqualTo("volume");
       assertThat(m.get("container").asText()).isEqualTo("docker:" + id.substring(0, 12));
       assertThat(m.get("workload").get("containerName").asText()).isEqualTo("trainer");
