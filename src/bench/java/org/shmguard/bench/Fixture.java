@@ -112,6 +112,18 @@ final class Fixture implements AutoCloseable {
     }
   }
 
+  /**
+   * Sets every segment file's mtime (and so its ctime) to now: files the rows before aged past the
+   * daemon's grace are new again, so that a daemon started next finds them as it would just after
+   * a job ended, and reaps the unheld ones when the grace ends, after READY.
+   */
+  void touch() throws IOException {
+    java.nio.file.attribute.FileTime now = java.nio.file.attribute.FileTime.from(java.time.Instant.now());
+    for (String name : files()) {
+      Files.setLastModifiedTime(mount.resolve(name), now);
+    }
+  }
+
   /** SIGKILL one holder, as the OOM killer would; its parent reaps it. */
   static void kill(HolderProc h) {
     int errno = Posix.get().kill(h.pid(), 9);
