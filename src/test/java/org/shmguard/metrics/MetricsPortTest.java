@@ -2,6 +2,7 @@ package org.shmguard.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.shmguard.testing.Exposition.sample;
 
 import java.io.IOException;
 import java.net.ConnectException;
@@ -122,11 +123,6 @@ class MetricsPortTest {
   }
 
   /** The value of the one sample of {@code name} whose labels contain {@code label}. */
-  private static double sample(String exposition, String name, String label) {
-    return exposition.lines().filter(l -> l.startsWith(name + "{") && l.contains(label))
-        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst().orElse(Double.NaN);
-  }
-
   private static long retryThreads() {
     return Thread.getAllStackTraces().keySet().stream()
         .filter(t -> t.getName().equals("shmguard-metrics-retry") && t.isAlive()).count();

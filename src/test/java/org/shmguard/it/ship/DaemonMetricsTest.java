@@ -1,6 +1,7 @@
 package org.shmguard.it.ship;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.shmguard.testing.Exposition.sample;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -83,14 +84,14 @@ class DaemonMetricsTest {
           Thread.sleep(200);
         }
 
-        assertThat(MetricsTest.sample(body, "shmguard_passes_total")).isGreaterThanOrEqualTo(1);
-        assertThat(MetricsTest.sample(body, "shmguard_reaps_total", "result=\"reaped\"")).isEqualTo(1);
-        assertThat(MetricsTest.sample(body, "shmguard_alerts_total", "kind=\"capacity_critical\"", "mount=\"" + shm.path() + "\""))
+        assertThat(sample(body, "shmguard_passes_total")).isGreaterThanOrEqualTo(1);
+        assertThat(sample(body, "shmguard_reaps_total", "result=\"reaped\"")).isEqualTo(1);
+        assertThat(sample(body, "shmguard_alerts_total", "kind=\"capacity_critical\"", "mount=\"" + shm.path() + "\""))
             .isGreaterThanOrEqualTo(1);
-        assertThat(MetricsTest.sample(body, "shmguard_scan_duration_seconds_count")).isGreaterThanOrEqualTo(1);
+        assertThat(sample(body, "shmguard_scan_duration_seconds_count")).isGreaterThanOrEqualTo(1);
         assertThat(advice).contains("SHMGUARD_ADVICE=");
         String action = advice.lines().filter(l -> l.startsWith("SHMGUARD_ADVICE=")).findFirst().orElseThrow().substring(16);
-        assertThat(MetricsTest.sample(body, "shmguard_advice_answers_total", "advice=\"" + action + "\"")).isEqualTo(1);
+        assertThat(sample(body, "shmguard_advice_answers_total", "advice=\"" + action + "\"")).isEqualTo(1);
         Promtool.checkMetrics(body);
         // The shipped dashboard's queries name only what this live daemon serves.
         for (String name : GrafanaDashboardTest.metricNames()) {

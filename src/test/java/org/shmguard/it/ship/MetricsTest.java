@@ -1,6 +1,7 @@
 package org.shmguard.it.ship;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.shmguard.testing.Exposition.sample;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -141,17 +142,6 @@ class MetricsTest {
   }
 
   /** The value of the one sample of {@code name} whose labels contain every fragment. */
-  static double sample(String exposition, String name, String... labelFragments) {
-    return exposition.lines()
-        .filter(l -> l.startsWith(name + "{") || l.startsWith(name + " "))
-        .filter(l -> java.util.Arrays.stream(labelFragments).allMatch(l::contains))
-        .map(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
-        .reduce((a, b) -> {
-          throw new AssertionError("more than one sample of " + name + " matches");
-        })
-        .orElseThrow(() -> new AssertionError("no sample of " + name + " with " + String.join(", ", labelFragments) + " in:\n" + exposition));
-  }
-
   private static String readOrEmpty(Path file) {
     try {
       return Files.readString(file);
