@@ -19,13 +19,25 @@ def produce(q):
         q.put(torch.full((256, 1024), float(i)))  # 1 MiB of float32
     q.close()
     q.join_thread()  # every batch pickled: shared by name and registered with the manager
-    # The manager is the one child this process started (torch/lib/libshm/core.cpp, start_manager),
-    # forked by whichever thread pickled the first batch: each thread lists its own children.
-    children = []
-    for task in os.listdir("/proc/self/task"):
-        with open("/proc/self/task/%s/children" % task) as f:
-            children += f.read().split()
-    print("manager %s" % " ".join(children), flush=True)
+    print("manager %s" % " ".join(children_of_this_process()), flush=True)
+
+
+def children_of_this_process():
+    """The manager is the one child this process started (torch/lib/libshm/core.cpp, start_manager),
+    forked by whichever thread pickled the first batch: each thread lists its own children. The
+    queue's feeder thread may still be exiting after join_thread: once its task is gone from
+    /proc/self/task/, the kernel has handed its children to a live thread, so the listing is made
+    again until no task vanished while it was read."""
+    while True:
+        children, vanished = [], False
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open("/proc/self/task/%s/children" % task) as f:
+                    children += f.read().split()
+            except FileNotFoundError:
+                vanished = True
+        if not vanished:
+            return children
 
 
 def main():
