@@ -17,6 +17,11 @@
  * once per pass a read of /proc/self/mountinfo (mount ids to devices). It tells how much of
  * shmguard's time is the kernel's and how much its own.
  *
+ * A line "fds DIR" asks for the kernel work of the exit pass's confirming read (issue 33): every
+ * fd table as "full" reads it (the thread count, each distinct table, fdinfo where the link is a
+ * path, the statx only on DIR's mount), the mount table once, and nothing else: no maps (the write
+ * lease answers for mappings), no ns/mnt, no stat, no listing of DIR.
+ *
  * A line "old DIR" asks for the kernel work of a whole scan as it was before issue 11: the floor,
  * plus a stat through every fd link (the leader's table only), the ns/mnt readlink, the stat read
  * and the lstat of every entry of DIR. "full" minus "old" is what issue 11's checks cost a pass.
@@ -171,9 +176,10 @@ int main(void) {
   char link[300];
   while (fgets(line, sizeof line, stdin) != NULL) {
     line[strcspn(line, "\n")] = 0;
-    int full = strncmp(line, "full ", 5) == 0;
+    int fds_only = strncmp(line, "fds ", 4) == 0; /* the exit pass's confirming read */
+    int full = strncmp(line, "full ", 5) == 0 || fds_only;
     int old = strncmp(line, "old ", 4) == 0; /* the whole scan before issue 11 */
-    const char *dir = line + (old ? 4 : 5);
+    const char *dir = line + (old || fds_only ? 4 : 5);
     long start = clock_ns(CLOCK_MONOTONIC);
     long cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     struct counts c = {0, 0, 0, 0, 0};
@@ -196,6 +202,11 @@ int main(void) {
         struct statx stx;
         snprintf(path, sizeof path, "%s/task", e->d_name);
         if (statx(dirfd(procs), path, 0, STATX_NLINK, &stx) == 0) threads = (int) stx.stx_nlink - 2;
+      }
+      if (fds_only) {
+        checked_fd_table(dirfd(procs), e->d_name, watched, &c);
+        if (threads > 1) thread_fd_tables(dirfd(procs), e->d_name, &c, watched);
+        continue;
       }
       snprintf(path, sizeof path, "/proc/%s/maps", e->d_name);
       int fd = open(path, O_RDONLY);
@@ -234,7 +245,7 @@ int main(void) {
       }
     }
     closedir(procs);
-    if (full || old) lstat_all(dir);
+    if ((full && !fds_only) || old) lstat_all(dir);
     printf("%ld %ld %ld %ld %ld %ld %ld\n", clock_ns(CLOCK_MONOTONIC) - start, clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu,
         c.procs, c.bytes, c.fds, c.tables, c.fdinfos);
     fflush(stdout);

@@ -75,6 +75,7 @@ final class DaemonBench {
       r.put(key + ".shmguardCpuMs", fig.shmguard().cpu().median());
       r.put(key + ".floorFullCpuMs", fig.floorFull().cpu().median());
       r.put(key + ".ratioFloorFull", fig.ratio(fig.floorFull()));
+      r.put(key + ".floorFdTablesCpuMs", fdTablesFloor(tools, f));
       Path config = bench.writeConfig("daemon-large.yaml", false, "info");
       // The scan rows above took longer than the grace on a slow kernel (21 s on 2026-11-29): the
       // first pass then reaped 6,000 files before READY, and the row measured that, not a start.
@@ -89,9 +90,26 @@ final class DaemonBench {
         r.put(key + ".aliveAtEnd", d.isAlive());
       }
     }
+    r.note(key + ".floorFdTablesCpuMs", "procfloor \"fds\": the kernel work of an exit pass's confirming read, every fd "
+        + "table as floorFull reads it (fdinfo where a link is a path) and no maps: CPU, median of 11 warm passes");
     r.note(key, "the large row: " + processes + " holder processes, " + 4 * processes + " segments; scan CPU as in "
         + "the grid (median of 11, Engine.judge in the bench JVM); the shipped daemon's reap delay over "
         + Math.min(params.kills(), 100) + " SIGKILLs, measured as reapDelayMs");
+  }
+
+  /**
+   * The kernel work of an exit pass's confirming read over {@code f}'s processes (every fd table,
+   * fdinfo where a link is a path; no maps): CPU ms, median of 11 warm passes.
+   */
+  private static double fdTablesFloor(NativeTools tools, Fixture f) throws Exception {
+    try (FloorScanner floor = new FloorScanner(tools)) {
+      floor.fdTablesPass(f.mount().toString());
+      List<Long> cpu = new ArrayList<>();
+      for (int i = 0; i < 11; i++) {
+        cpu.add(floor.fdTablesPass(f.mount().toString()).cpuNanos());
+      }
+      return Stats.ofNanos(cpu).median();
+    }
   }
 
   private void runAll() throws Exception {

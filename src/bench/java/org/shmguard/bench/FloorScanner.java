@@ -42,6 +42,14 @@ final class FloorScanner implements AutoCloseable {
     return request("full " + mount + "\n");
   }
 
+  /**
+   * The kernel work of the exit pass's confirming read (issue 33): every distinct fd table as
+   * {@link #fullPass} reads it, and no maps, namespaces, stat or listing.
+   */
+  Pass fdTablesPass(String mount) throws IOException {
+    return request("fds " + mount + "\n");
+  }
+
   /** The kernel work of a whole scan as it was before issue 11: a stat through every fd of each leader. */
   Pass oldFullPass(String mount) throws IOException {
     return request("old " + mount + "\n");
