@@ -2,7 +2,6 @@ package org.shmguard.it.containers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -25,6 +24,7 @@ import org.shmguard.testing.Eventually;
 import org.shmguard.testing.Journald;
 import org.shmguard.testing.Podman;
 import org.shmguard.testing.Sandbox;
+import org.shmguard.testing.Seed000Job;
 import org.shmguard.testing.TestConfig;
 
 /**
@@ -96,8 +96,7 @@ class ContainerSeed000Test {
   void theDoctorNamesTheShortfallTheSocketAnswersForTheContainersOwn64MbAndRemountGrowsItUpToTheCap(String shm)
       throws Exception {
     start(true, shm);
-    String shmDev = inside("python3", "-I", "-S", "-c",
-        "import os; d = os.stat('/dev/shm').st_dev; print('%d:%d' % (os.major(d), os.minor(d)))").strip();
+    String shmDev = job(null).shmDev();
     String hostDev = Cmd.run("mountpoint", "-d", "/dev/shm").strip();
     assertThat(shmDev).as("the container's /dev/shm is a tmpfs of its own").isNotEqualTo(hostDev);
     String label = "podman:" + inside("cat", "/etc/hostname").strip();
@@ -116,56 +115,11 @@ class ContainerSeed000Test {
         : "for the running container, until it restarts: nsenter -t [0-9]+ -m mount -o remount,size=1G /dev/shm\n");
 
     // 2. The advice socket, asked from inside by an ordinary user, answers for the container's own mount.
-    inside("fallocate", "-l", "8M", "/dev/shm/model-weights");
-    List<String> advice = new ArrayList<>();
-    Eventually.until("the daemon's answer with the 8 MiB file counted", Duration.ofSeconds(30), () -> {
-      advice.clear();
-      advice.addAll(asUser("python3", "-I", "-S", "/usr/local/bin/shmguard_client.py", "advise", "--local-ranks", "4",
-          "--nccl-version", "2.21.5").out().lines().toList());
-      return advice.contains("SHMGUARD_FREE_BYTES=" + 56 * MIB);
-    });
-    System.out.println("shmguard_client.py advise in the container:\n" + String.join("\n", advice));
-    assertThat(advice).contains("NCCL_SHM_DISABLE=1", "SHMGUARD_ADVICE=shm-disable", "SHMGUARD_MOUNT=" + label + ":/dev/shm",
-        "SHMGUARD_DEV=" + shmDev, "SHMGUARD_SIZE_BYTES=" + 64 * MIB, "SHMGUARD_LOCAL_RANKS=4");
-    Cmd.Result launch = asUser("shmguard-launch", "--local-ranks", "4", "--nccl-version", "2.21.5", "--", "sh", "-c",
-        "echo NCCL_SHM_DISABLE=$NCCL_SHM_DISABLE");
-    assertThat(launch.status()).as(launch.err()).isZero();
-    assertThat(launch.out()).isEqualTo("NCCL_SHM_DISABLE=1\n");
-    assertThat(launch.err()).isEqualTo("shmguard-launch: set NCCL_SHM_DISABLE=1 [advice: shm-disable]: needs 28.0 MiB of "
-        + label + ":/dev/shm, 56.0 MiB free (--verbose: why)\n");
-
-    // Without the 8 MiB file, the first start fails at 86% used (6 of its 8 receive segments fit), below
-    // capacity.critical: only the failed allocation tells the daemon the job needed more. (With it, the
-    // job's own segments pass 95% before the 7th fails, and the daemon may grow the mount in time.)
-    inside("rm", "/dev/shm/model-weights");
-    String optionsBefore = inside("findmnt", "-n", "-o", "OPTIONS", "/dev/shm");
-    assertThat(optionsBefore).contains("nosuid", "nodev", "size=65536k");
-    // 3. The job's first start fails for room; the daemon grows the container's tmpfs to the cap; the second start runs.
-    Cmd.Result first = inside2("python3", "/usr/local/bin/nccl_ranks.py");
-    long failedAt = System.currentTimeMillis();
-    assertThat(first.status()).as(first.out() + first.err()).isEqualTo(1);
-    assertThat(first.out()).contains("failed to extend /dev/shm/nccl-").contains("No space left on device");
-    Eventually.until("the container's /dev/shm grown to 160 MiB", Duration.ofSeconds(60),
-        () -> inside("df", "-B1", "--output=size", "/dev/shm").contains(Long.toString(CAP)));
-    System.out.println("the job's first start:\n" + first.out() + "df /dev/shm in the container after the remount:\n"
-        + inside("df", "-h", "/dev/shm"));
-    Cmd.Result second = inside2("python3", "/usr/local/bin/nccl_ranks.py");
-    assertThat(second.status()).as(second.out() + second.err()).isZero();
-    assertThat(second.out()).contains("job ran: 4 ranks made their NCCL segments");
-
-    List<JsonNode> grown = Journald.entries("SHMGUARD_EVENT", "remount_grown");
-    assertThat(grown).hasSize(1);
-    JsonNode e = grown.get(0);
-    System.out.printf("remount_grown %d ms after podman exec returned the job's failure%n",
-        e.get("__REALTIME_TIMESTAMP").asLong() / 1000 - failedAt);
-    assertThat(e.get("SHM_MOUNT").asText()).isEqualTo(label + ":/dev/shm");
-    assertThat(e.get("SHM_SIZE_BEFORE").asText()).isEqualTo(Long.toString(64 * MIB));
-    assertThat(e.get("SHM_SIZE_AFTER").asText()).isEqualTo(Long.toString(CAP));
-    assertThat(inside("findmnt", "-n", "-o", "OPTIONS", "/dev/shm")).as("only the size changed")
-        .isEqualTo(optionsBefore.replace("size=65536k", "size=163840k"));
-    assertThat(Cmd.run("mountpoint", "-d", "/dev/shm").strip()).isEqualTo(hostDev);
-    assertThat(Cmd.run("df", "-B1", "--output=size", "/dev/shm")).as("the host's /dev/shm keeps its size")
-        .contains(Long.toString(64 * MIB));
+    Seed000Job job = job(label);
+    job.adviceInsideIsForItsOwn64Mb(shmDev);
+    // 3. The job's first start fails for room; the daemon grows the container's tmpfs to the cap
+    // (through /proc/PID/root/dev/shm where only the container's namespace has it); the second start runs.
+    job.firstStartFailsAndTheDaemonGrowsItsShm(CAP, "nosuid", "nodev");
   }
 
   @Test
@@ -173,17 +127,7 @@ class ContainerSeed000Test {
     start(false, HOST_MOUNTED);
     String label = "podman:" + inside("cat", "/etc/hostname").strip();
 
-    Cmd.Result first = inside2("python3", "/usr/local/bin/nccl_ranks.py");
-    assertThat(first.status()).as(first.out() + first.err()).isEqualTo(1);
-    Eventually.until("an allocation_failed entry for the container", Duration.ofSeconds(60),
-        () -> Journald.entries("SHMGUARD_EVENT", "allocation_failed").stream()
-            .anyMatch(n -> n.path("SHM_MOUNT").asText().equals(label + ":/dev/shm")));
-
-    JsonNode failed = Journald.entries("SHMGUARD_EVENT", "allocation_failed").get(0);
-    assertThat(failed.get("MESSAGE").asText()).endsWith("; not grown: remounting is off (remount.enabled: false)");
-    assertThat(failed.get("SHM_REMOUNT").asText()).isEqualTo("remounting is off (remount.enabled: false)");
-    assertThat(Journald.entries("SHMGUARD_EVENT", "remount_grown")).isEmpty();
-    assertThat(inside("df", "-B1", "--output=size", "/dev/shm")).contains(Long.toString(64 * MIB));
+    job(label).withRemountOffItStaysAt64MbAndTheJournalSaysWhy();
   }
 
   /**
@@ -202,7 +146,7 @@ class ContainerSeed000Test {
     podman.run(options, "sleep", "600");
     Eventually.until("the container running", Duration.ofSeconds(60), () -> podman.exec(name, List.of(), "true").status() == 0);
 
-    Cmd.Result doctor = inside2("java", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+    Cmd.Result doctor = job(null).run("java", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
         "org.shmguard.cli.Main", "doctor", "--ranks", "4", "--nccl-version", "2.21.5");
     System.out.println("shmguard doctor in the container:\n" + doctor.out());
 
@@ -256,22 +200,13 @@ class ContainerSeed000Test {
     }
   }
 
-  /** What {@code command} prints in the container, as its root; it must succeed. */
+  /** The container as seed 000's checks use it ({@code label}: its label in shmguard's output; null before it is known). */
+  private Seed000Job job(String label) {
+    return new Seed000Job("podman", label, (options, command) -> podman.exec(name, options, command));
+  }
+
   private String inside(String... command) {
-    Cmd.Result r = inside2(command);
-    if (r.status() != 0) {
-      throw new AssertionError("in the container: " + String.join(" ", command) + " failed (" + r.status() + "): " + r.err());
-    }
-    return r.out();
-  }
-
-  private Cmd.Result inside2(String... command) {
-    return podman.exec(name, List.of(), command);
-  }
-
-  /** {@code command} in the container as uid 65534, an ordinary user. */
-  private Cmd.Result asUser(String... command) {
-    return podman.exec(name, List.of("--user", "65534:65534"), command);
+    return job(null).inside(command);
   }
 
   private Path dir(String d, String mode) throws IOException {
